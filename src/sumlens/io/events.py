@@ -1,0 +1,75 @@
+"""What a reader returns: one :class:`Event` per recorded value, whatever the file format.
+
+MindSpore puts all of a step's values into one protobuf event and lineage into a file
+of its own; TensorBoard writes one value per event and marks newer kinds of values with
+plugin metadata. Readers flatten both into the same plain records, so that the viewer
+and the tests never need to know which format a run was written in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+PLUGINS = (
+    "scalar",
+    "image",
+    "tensor",
+    "histogram",
+    "graph",
+    "train_lineage",
+    "eval_lineage",
+    "dataset_graph",
+    "custom_lineage_data",
+    "landscape",
+)
+"""Every ``Event.plugin`` a reader can return."""
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One recorded value.
+
+    ``value`` is a float for ``scalar``, a numpy array for ``tensor``, an :class:`Image`
+    for ``image``, a :class:`Histogram` for ``histogram``, and the protobuf message itself
+    for ``graph`` (GraphProto), the lineage plugins and ``landscape`` (LossLandscape).
+    """
+
+    step: int
+    wall_time: float
+    plugin: str
+    tag: str
+    value: Any
+
+
+@dataclass(frozen=True, slots=True)
+class Image:
+    """An encoded image (PNG for everything sumlens and MindSpore write) and its size."""
+
+    encoded: bytes
+    height: int
+    width: int
+    colorspace: int = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Histogram:
+    """Buckets (left edge, width, count) and statistics of the values they summarise.
+
+    ``min``/``max``/``sum`` are over the finite values; ``count`` is every value,
+    including the NaN and infinite ones counted apart. A statistic the file did not hold
+    (TensorBoard keeps no NaN counts; TF2 histograms no sum) is NaN or 0.
+    """
+
+    left: np.ndarray
+    width: np.ndarray
+    counts: np.ndarray
+    min: float
+    max: float
+    sum: float
+    count: int
+    nan_count: int = 0
+    pos_inf_count: int = 0
+    neg_inf_count: int = 0

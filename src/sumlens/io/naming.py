@@ -1,0 +1,137 @@
+"""Event-file names: making them as MindSpore and TensorBoard do, and telling them apart.
+
+MindSpore names a run's files ``<prefix>.out.events.summary.<seconds>.<rank>.<host><suffix>``
+(lineage files end in ``_lineage``), and MindInsight orders a run's files by the number
+after ``summary.``; TensorBoard only looks at files whose name contains ``tfevents``.
+So a name clash is never resolved with a counter after the suffix: the writer takes the
+next free second instead, which keeps both the pattern and the ordering.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+LINEAGE_SUFFIX = "_lineage"
+DEFAULT_PREFIX = "events"
+DEFAULT_SUFFIX = "_MS"
+
+_AFFIX_RE = re.compile(r"^\w+[0-9a-zA-Z_.]*$", re.ASCII)
+_SUMMARY_RE = re.compile(r"summary\.(\d+)")
+_TFEVENTS_RE = re.compile(r"tfevents\.(\d+)")
+
+
+def check_affix(name: str, value: object) -> str:
+    """Validate a file prefix or suffix the way MindSpore does; return it unchanged."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str, got {type(value).__name__} {value!r}")
+    if not _AFFIX_RE.match(value):
+        raise ValueError(
+            f"{name}={value!r} is not allowed: it must start with a letter, digit or '_' "
+            "and contain only ASCII letters, digits, '_' and '.'"
+        )
+    return value
+
+
+def current_rank() -> int:
+    """The process rank: torch.distributed's when initialised, else ``$RANK``, else 0."""
+    try:
+        import torch.distributed as dist  # noqa: PLC0415 - optional dependency
+
+        if dist.is_available() and dist.is_initialized():
+            return int(dist.get_rank())
+    except ImportError:
+        pass
+    try:
+        return int(os.environ.get("RANK", "0"))
+    except ValueError:
+        return 0
+
+
+def hostname() -> str:
+    """The host name put into file names (``platform.node()``, as MindSpore uses)."""
+    return platform.node() or "localhost"
+
+
+def summary_file_name(
+    seconds: int,
+    prefix: str = DEFAULT_PREFIX,
+    suffix: str = DEFAULT_SUFFIX,
+    rank: int | None = None,
+    host: str | None = None,
+) -> str:
+    """The summary file name MindSpore would give a record opened at ``seconds``."""
+    rank = current_rank() if rank is None else rank
+    host = hostname() if host is None else host
+    return f"{prefix}.out.events.summary.{seconds}.{rank}.{host}{suffix}"
+
+
+def lineage_file_name(
+    seconds: int, prefix: str = DEFAULT_PREFIX, rank: int | None = None, host: str | None = None
+) -> str:
+    """The lineage file name that goes with :func:`summary_file_name` (suffix always ``_lineage``)."""
+    return summary_file_name(seconds, prefix, LINEAGE_SUFFIX, rank, host)
+
+
+def tensorboard_file_name(seconds: int, host: str | None = None, suffix: str = "") -> str:
+    """A TensorBoard event-file name (``events.out.tfevents.<seconds>.<host><suffix>``)."""
+    host = hostname() if host is None else host
+    return f"events.out.tfevents.{seconds}.{host}{suffix}"
+
+
+def claim_free_name(
+    directory: str | os.PathLike[str], make_name: Callable[[int], str], seconds: int | None = None
+) -> tuple[Path, int]:
+    """Create an empty file named ``make_name(t)`` for the first free ``t >= seconds``.
+
+    ``make_name`` maps a timestamp to a file name. The file is created exclusively
+    (``O_EXCL``, mode 0600), so two writers in one directory and second — in one process
+    or several — never share a name; the loser moves on to the next second. Returns
+    ``(path, t)``.
+    """
+    directory = Path(directory)
+    t = int(time.time()) if seconds is None else int(seconds)
+    while True:
+        path = directory / make_name(t)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            t += 1
+            continue
+        os.close(fd)
+        return path, t
+
+
+def file_kind(name: str) -> str | None:
+    """``"summary"``, ``"lineage"``, ``"tensorboard"`` or None for a file of another kind.
+
+    Follows MindInsight's and TensorBoard's own choice: a name containing ``summary.<n>``
+    is a lineage file when it ends in ``_lineage`` and a summary file otherwise; a name
+    containing ``tfevents`` is a TensorBoard event file.
+    """
+    if "tfevents" in name:
+        return "tensorboard"
+    if _SUMMARY_RE.search(name):
+        return "lineage" if name.endswith(LINEAGE_SUFFIX) else "summary"
+    return None
+
+
+def file_order_key(name: str) -> tuple[int, str]:
+    """Sort key putting a run's files in the order their writers opened them."""
+    match = _SUMMARY_RE.search(name) or _TFEVENTS_RE.search(name)
+    return (int(match.group(1)) if match else -1, name)
+
+
+def event_files(directory: str | os.PathLike[str]) -> list[Path]:
+    """The event files of one run directory (not its subdirectories), in reading order."""
+    directory = Path(directory)
+    names = [
+        entry.name
+        for entry in os.scandir(directory)
+        if entry.is_file() and file_kind(entry.name) is not None
+    ]
+    return [directory / name for name in sorted(names, key=file_order_key)]

@@ -1,0 +1,147 @@
+"""Reading event files: one file at a time, resumable, and whole run directories.
+
+:class:`RecordFile` reads the records of one file in chunks, from a byte offset it
+remembers, so a growing file can be read again later from where the last read
+stopped. :func:`iter_events` is the public entry point: a file or a run directory in,
+:class:`~sumlens.io.events.Event` values out, with the damage met counted in
+``.stats`` of the returned stream.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import BinaryIO
+
+from sumlens.io.decode import DECODERS, PayloadError
+from sumlens.io.events import Event
+from sumlens.io.framing import HEADER_SIZE, OVERHEAD, ReadStats, scan_all
+from sumlens.io.naming import event_files, file_kind
+
+CHUNK_SIZE = 16 * 1024 * 1024
+"""Bytes read at a time; a record larger than this is read whole."""
+
+
+class NotAnEventFileError(ValueError):
+    """The file holds no event records at all (it is some other kind of file)."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        super().__init__(
+            f"{os.fspath(path)!r} is not an event file: no record in it has a valid "
+            "length CRC (expected MindSpore summary/lineage or TensorBoard event records)"
+        )
+        self.path = os.fspath(path)
+
+
+def sniff_kind(path: Path) -> str:
+    """The kind of an event file: by its name, else by its first record's payload."""
+    kind = file_kind(path.name)
+    if kind is not None:
+        return kind
+    with open(path, "rb") as handle:
+        head = handle.read(256)
+    if b"brain.Event" in head:
+        return "tensorboard"
+    if b"MindSpore.Event" in head:
+        return "summary"
+    return "lineage"
+
+
+class RecordFile:
+    """The records of one event file, read from a remembered offset onwards.
+
+    Each :meth:`read_payloads` call returns the complete records between the current
+    offset and the end of the file and advances the offset past them; an incomplete
+    last record stays unread (its bytes are reported as ``torn_tail_bytes``), so calling
+    again after the writer appended more picks it up.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], offset: int = 0) -> None:
+        self.path = Path(path)
+        self.offset = offset
+        self.stats = ReadStats()
+
+    def read_payloads(self, stats: ReadStats | None = None) -> Iterator[bytes]:
+        """Yield the payload of each complete record from the current offset on."""
+        stats = self.stats if stats is None else stats
+        with open(self.path, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            resumed_at = self.offset
+            seen_before = stats.records + stats.corrupt_records
+            while self.offset < size:
+                handle.seek(self.offset)
+                buf = handle.read(max(CHUNK_SIZE, self._needed(handle)))
+                if not buf:
+                    break
+                records, stop = scan_all(buf, 0, len(buf), stats)
+                view = memoryview(buf)
+                for _, start, length in records:
+                    yield bytes(view[start : start + length])
+                if stop == 0 or self.offset + len(buf) >= size:
+                    self.offset += stop
+                    break
+                self.offset += stop
+            stats.torn_tail_bytes += size - self.offset
+            nothing_found = stats.records + stats.corrupt_records == seen_before
+            if resumed_at == 0 and nothing_found and self.offset > 0:
+                raise NotAnEventFileError(self.path)
+
+    def _needed(self, handle: BinaryIO) -> int:
+        """Bytes needed to hold the whole record at the current offset (0 if unknown)."""
+        handle.seek(self.offset)
+        header = handle.read(HEADER_SIZE)
+        handle.seek(self.offset)
+        if len(header) < 8:
+            return 0
+        return int.from_bytes(header[:8], "little") + OVERHEAD if len(header) == HEADER_SIZE else 0
+
+
+class EventStream:
+    """An iterator over the events of a file or run directory, with the counts of what it skipped.
+
+    ``stats`` (a :class:`~sumlens.io.framing.ReadStats`) is complete once iteration ends.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self.stats = ReadStats()
+        self._iterator = self._events()
+
+    def __iter__(self) -> EventStream:
+        return self
+
+    def __next__(self) -> Event:
+        return next(self._iterator)
+
+    def _events(self) -> Iterator[Event]:
+        for path in resolve_files(self.path):
+            decode = DECODERS[sniff_kind(path)]
+            name = path.name
+            for payload in RecordFile(path).read_payloads(self.stats):
+                try:
+                    events = decode(payload, name, self.stats)
+                except PayloadError:
+                    self.stats.reject_record()
+                    continue
+                yield from events
+
+
+def resolve_files(path: str | os.PathLike[str]) -> list[Path]:
+    """The event files ``path`` stands for: itself if a file, its event files if a directory."""
+    path = Path(path)
+    if path.is_dir():
+        return event_files(path)
+    if path.is_file():
+        return [path]
+    raise FileNotFoundError(f"path={os.fspath(path)!r} is neither an event file nor a directory")
+
+
+def iter_events(path: str | os.PathLike[str]) -> EventStream:
+    """Events of one event file or of every event file of a run directory, in file order.
+
+    A directory contributes the files MindInsight and TensorBoard would pick
+    (``summary.<n>`` names, ``_lineage`` files, ``tfevents`` files); anything else in it
+    is ignored. Damage is skipped and counted in the returned stream's ``stats``.
+    """
+    return EventStream(path)

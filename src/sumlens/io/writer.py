@@ -1,0 +1,56 @@
+"""``RecordWriter``: appends framed records to one event file.
+
+This is the bottom of every writer sumlens has: it owns one open file, frames each
+payload (:func:`~sumlens.io.framing.encode_record`) and appends it. Batching, threads and
+rotation live above it, in the summary writer pipeline.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from types import TracebackType
+
+from sumlens.io.framing import encode_record
+
+
+class RecordWriter:
+    """Append records to ``path`` (created with mode 0600 if missing)."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        self._file = os.fdopen(fd, "ab", buffering=1024 * 1024)
+        self.bytes_written = 0
+
+    def write(self, payload: bytes) -> None:
+        """Frame ``payload`` and append it (buffered until :meth:`flush`)."""
+        record = encode_record(payload)
+        self._file.write(record)
+        self.bytes_written += len(record)
+
+    def write_many(self, payloads: Iterable[bytes]) -> None:
+        """Frame and append several payloads in order."""
+        for payload in payloads:
+            self.write(payload)
+
+    def flush(self) -> None:
+        """Hand everything written so far to the operating system (readable by other processes)."""
+        self._file.flush()
+
+    def close(self) -> None:
+        """Flush and close the file; later calls do nothing."""
+        if not self._file.closed:
+            self._file.close()
+
+    def __enter__(self) -> RecordWriter:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
