@@ -46,8 +46,11 @@ def train() -> list[tuple[int, float, np.ndarray]]:
 def write_mindspore(logdir: Path, history: list[tuple[int, float, np.ndarray]]) -> Path:
     path, _ = claim_free_name(logdir, lambda t: summary_file_name(t, suffix="_MS"))
     with RecordWriter(path) as writer:
-        writer.write(summary_pb2.Event(wall_time=time.time(), version="MindSpore.Event:1")
-                     .SerializeToString())
+        writer.write(
+            summary_pb2.Event(
+                wall_time=time.time(), version="MindSpore.Event:1"
+            ).SerializeToString()
+        )
         for step, loss, weights in history:
             event = summary_pb2.Event(wall_time=time.time(), step=step)
             event.summary.value.add(tag="loss", scalar_value=loss)
@@ -65,8 +68,11 @@ def write_mindspore(logdir: Path, history: list[tuple[int, float, np.ndarray]]) 
 def write_tensorboard(logdir: Path, history: list[tuple[int, float, np.ndarray]]) -> Path:
     path, _ = claim_free_name(logdir, tensorboard_file_name)
     with RecordWriter(path) as writer:
-        writer.write(tensorboard_pb2.Event(wall_time=time.time(), file_version="brain.Event:2")
-                     .SerializeToString())
+        writer.write(
+            tensorboard_pb2.Event(
+                wall_time=time.time(), file_version="brain.Event:2"
+            ).SerializeToString()
+        )
         for step, loss, _ in history:
             event = tensorboard_pb2.Event(wall_time=time.time(), step=step)
             event.summary.value.add(tag="loss", simple_value=loss)

@@ -1,4 +1,4 @@
-"""sumlens: record what training does, in MindSpore's summary format or TensorBoard's, and see it."""
+"""sumlens: record what training does (MindSpore summary or TensorBoard format) and see it."""
 
 from sumlens._log import logger
 from sumlens._version import __version__

@@ -22,11 +22,16 @@ _warned: set[str] = set()
 _warned_lock = threading.Lock()
 
 
-def warn_once(cause: str, message: str, *args: object) -> bool:
-    """Log ``message`` as a warning the first time ``cause`` is seen; return whether it was logged."""
+def log_once(cause: str, level: int, message: str, *args: object) -> bool:
+    """Log ``message`` at ``level`` the first time ``cause`` is seen; True if it was logged."""
     with _warned_lock:
         if cause in _warned:
             return False
         _warned.add(cause)
-    logger.warning(message, *args)
+    logger.log(level, message, *args)
     return True
+
+
+def warn_once(cause: str, message: str, *args: object) -> bool:
+    """Log ``message`` as a warning the first time ``cause`` is seen; True if it was logged."""
+    return log_once(cause, logging.WARNING, message, *args)

@@ -16,7 +16,7 @@ from sumlens._version import __version__
 
 
 def _read(path: str) -> int:
-    from sumlens.io import iter_events  # noqa: PLC0415 - keep `sumlens --version` instant
+    from sumlens.io import iter_events
 
     stream = iter_events(path)
     counts: dict[tuple[str, str], int] = {}
@@ -25,9 +25,11 @@ def _read(path: str) -> int:
         counts[key] = counts.get(key, 0) + 1
     for (plugin, tag), count in sorted(counts.items()):
         print(f"{plugin:<20} {tag:<40} {count:>8}")
-    print(f"records: {stream.stats.records}, corrupt: {stream.stats.corrupt_records}, "
-          f"skipped bytes: {stream.stats.skipped_bytes}, "
-          f"torn tail bytes: {stream.stats.torn_tail_bytes}")
+    print(
+        f"records: {stream.stats.records}, corrupt: {stream.stats.corrupt_records}, "
+        f"skipped bytes: {stream.stats.skipped_bytes}, "
+        f"torn tail bytes: {stream.stats.torn_tail_bytes}"
+    )
     for plugin, count in sorted(stream.stats.skipped_plugins.items()):
         print(f"not shown: {count} value(s) of kind {plugin!r}")
     return 0
@@ -36,10 +38,12 @@ def _read(path: str) -> int:
 def _demo(logdir: str | None) -> int:
     examples = Path(__file__).resolve().parents[2] / "examples" / "quickstart.py"
     if not examples.is_file():
-        print("the demo runs from a source checkout: examples/quickstart.py not found",
-              file=sys.stderr)
+        print(
+            "the demo runs from a source checkout: examples/quickstart.py not found",
+            file=sys.stderr,
+        )
         return 2
-    import runpy  # noqa: PLC0415
+    import runpy
 
     sys.argv = [str(examples)] + ([logdir] if logdir else [])
     runpy.run_path(str(examples), run_name="__main__")

@@ -40,7 +40,7 @@ def check_affix(name: str, value: object) -> str:
 def current_rank() -> int:
     """The process rank: torch.distributed's when initialised, else ``$RANK``, else 0."""
     try:
-        import torch.distributed as dist  # noqa: PLC0415 - optional dependency
+        import torch.distributed as dist
 
         if dist.is_available() and dist.is_initialized():
             return int(dist.get_rank())
@@ -73,7 +73,7 @@ def summary_file_name(
 def lineage_file_name(
     seconds: int, prefix: str = DEFAULT_PREFIX, rank: int | None = None, host: str | None = None
 ) -> str:
-    """The lineage file name that goes with :func:`summary_file_name` (suffix always ``_lineage``)."""
+    """The lineage file name matching :func:`summary_file_name` (suffix always ``_lineage``)."""
     return summary_file_name(seconds, prefix, LINEAGE_SUFFIX, rank, host)
 
 

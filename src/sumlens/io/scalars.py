@@ -54,7 +54,7 @@ def read_scalars(path: str | os.PathLike[str], engine: Engine = "auto") -> Scala
     for file in files:
         kind = sniff_kind(file)
         if use_numba:
-            from sumlens.io._fastscan import scan_file_scalars  # noqa: PLC0415 - lazy JIT
+            from sumlens.io._fastscan import scan_file_scalars
 
             found = scan_file_scalars(file, kind, stats)
         else:
@@ -72,7 +72,7 @@ def _concat(chunks: list[Columns]) -> Columns:
 
 def _numba_available() -> bool:
     try:
-        import numba  # noqa: F401, PLC0415
+        import numba  # noqa: F401
     except ImportError:
         return False
     return True

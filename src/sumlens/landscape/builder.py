@@ -1,0 +1,111 @@
+"""``LossLandscape``: a loss surface over a 2-D plane of parameter space, as MindInsight draws it.
+
+A landscape is a square grid: coordinates ``x`` and ``y`` (length L each) and losses
+``z`` (L x L). An *interval* landscape (PCA directions through the weights of several
+epochs or steps) also carries the path the training took across the plane (one point
+per entry of ``intervals``); the *final* ("result") landscape has no path, which is how
+MindInsight tells the two apart. Tags follow MindSpore: ``landscape_[first, last]`` and
+``landscape_[last]`` (see :meth:`LossLandscape.default_tag`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+import numpy as np
+
+from sumlens._proto import summary_pb2
+from sumlens.summary.tensor import MS_DTYPES, ms_tensor
+
+UNITS = ("step", "epoch")
+DECOMPOSITIONS = ("PCA", "Random")
+
+Point3 = tuple[Sequence[float], Sequence[float], Sequence[float]]
+
+
+def _array(name: str, value: object, ndim: int) -> np.ndarray:
+    array = np.asarray(value)
+    if array.dtype not in MS_DTYPES or array.dtype == np.bool_:
+        raise TypeError(f"{name} must hold numbers, got dtype {array.dtype}")
+    if array.ndim != ndim:
+        raise ValueError(f"{name} must be {ndim}-D, got shape {array.shape}")
+    return array
+
+
+@dataclasses.dataclass
+class LossLandscape:
+    """A loss landscape value for ``SummaryRecord.add_value("landscape", tag, ...)``.
+
+    ``x``, ``y``: grid coordinates (1-D, length L); ``z``: losses, L x L.
+    ``intervals``: the epochs/steps whose weights the plane was fitted through, with
+    ``path`` = (xs, ys, zs), one point per interval entry; omit both for a final landscape.
+    ``convergence_point``: (x, y, z) of the trained weights.
+    """
+
+    x: Sequence[float] | np.ndarray
+    y: Sequence[float] | np.ndarray
+    z: Sequence[Sequence[float]] | np.ndarray
+    intervals: Sequence[int] | None = None
+    path: Point3 | None = None
+    convergence_point: tuple[float, float, float] | None = None
+    decomposition: str = "PCA"
+    unit: str = "step"
+    step_per_epoch: int | None = None
+
+    def __post_init__(self) -> None:
+        self.x = _array("x", self.x, 1)
+        self.y = _array("y", self.y, 1)
+        self.z = _array("z", self.z, 2)
+        if self.z.shape != (self.y.size, self.x.size):
+            raise ValueError(
+                f"z has shape {self.z.shape}; with len(x)={self.x.size} and len(y)={self.y.size} "
+                f"it must be {(self.y.size, self.x.size)}"
+            )
+        if self.unit not in UNITS:
+            raise ValueError(f"unit={self.unit!r} is not one of {UNITS}")
+        if self.decomposition not in DECOMPOSITIONS:
+            raise ValueError(f"decomposition={self.decomposition!r} is not one of {DECOMPOSITIONS}")
+        if (self.intervals is None) != (self.path is None):
+            raise ValueError("intervals and path go together: give both (interval) or neither")
+        if self.path is not None:
+            points = [np.asarray(p, dtype=np.float64).reshape(-1) for p in self.path]
+            if any(p.size != len(self.intervals) for p in points):
+                raise ValueError(
+                    f"path needs one point per interval entry ({len(self.intervals)}), "
+                    f"got {[p.size for p in points]}"
+                )
+
+    @property
+    def is_final(self) -> bool:
+        """True for a final ("result") landscape, which has no training path."""
+        return self.intervals is None
+
+    def default_tag(self, last: int) -> str:
+        """MindSpore's tag: ``landscape_[first, last]`` (interval) or ``landscape_[last]``."""
+        if self.intervals is None:
+            return f"landscape_[{last}]"
+        return f"landscape_[{self.intervals[0]}, {self.intervals[-1]}]"
+
+    def to_proto(self) -> summary_pb2.LossLandscape:
+        """The ``LossLandscape`` message."""
+        msg = summary_pb2.LossLandscape()
+        msg.landscape.x.CopyFrom(ms_tensor(self.x))
+        msg.landscape.y.CopyFrom(ms_tensor(self.y))
+        msg.landscape.z.CopyFrom(ms_tensor(self.z))
+        if self.intervals is not None and self.path is not None:
+            msg.loss_path.intervals.extend(int(i) for i in self.intervals)
+            for axis, values in zip("xyz", self.path, strict=True):
+                getattr(msg.loss_path.points, axis).CopyFrom(
+                    ms_tensor(np.asarray(values, dtype=np.float64).reshape(-1))
+                )
+        if self.convergence_point is not None:
+            for axis, value in zip("xyz", self.convergence_point, strict=True):
+                getattr(msg.convergence_point, axis).CopyFrom(
+                    ms_tensor(np.asarray([value], dtype=np.float64))
+                )
+        msg.metadata.decomposition = self.decomposition
+        msg.metadata.unit = self.unit
+        if self.step_per_epoch is not None:
+            msg.metadata.step_per_epoch = self.step_per_epoch
+        return msg

@@ -1,0 +1,285 @@
+"""The lineage builders: plain Python objects that know their protobuf form.
+
+Each builder validates its fields where the user creates it (a wrong type names the
+field, the value and what is allowed) and turns into the message MindSpore writes with
+:meth:`to_proto`. ``SummaryRecord.add_value`` accepts a builder or the message itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from sumlens._log import warn_once
+from sumlens._proto import lineage_pb2
+
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+
+
+def _check(name: str, value: object, kinds: tuple[type, ...], allowed: str) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) and bool not in kinds:
+        raise TypeError(f"{name} must be {allowed}, got bool {value!r}")
+    if not isinstance(value, kinds):
+        raise TypeError(f"{name} must be {allowed}, got {type(value).__name__} {value!r}")
+
+
+def _check_int32(name: str, value: int | None) -> None:
+    _check(name, value, (int,), "an int")
+    if value is not None and not INT32_MIN <= value <= INT32_MAX:
+        raise ValueError(f"{name}={value} is outside the int32 range lineage records can hold")
+
+
+class LineageBuilder:
+    """Base of the builders: subclasses name their plugin and build their message."""
+
+    plugin: str = ""
+
+    def to_proto(self) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+@dataclasses.dataclass
+class TrainLineage(LineageBuilder):
+    """What a training run was: optimizer, learning rate, loss, data, network, final model.
+
+    ``model_path`` is the checkpoint the run produced; it is stored as MindSpore does, as
+    the JSON text ``{"ckpt": path}`` (``""`` without one).
+    """
+
+    plugin = "train_lineage"
+    optimizer: str | None = None
+    learning_rate: float | None = None
+    loss_function: str | None = None
+    epoch: int | None = None
+    parallel_mode: str | None = None
+    device_num: int | None = None
+    batch_size: int | None = None
+    train_dataset_path: str | None = None
+    train_dataset_size: int | None = None
+    network: str | None = None
+    loss: float | None = None
+    model_path: str | None = None
+    model_size: int | None = None
+
+    def __post_init__(self) -> None:
+        for field in (
+            "optimizer",
+            "loss_function",
+            "parallel_mode",
+            "train_dataset_path",
+            "network",
+            "model_path",
+        ):
+            _check(field, getattr(self, field), (str,), "a str")
+        for field in ("learning_rate", "loss"):
+            _check(field, getattr(self, field), (int, float), "a number")
+        for field in ("epoch", "device_num", "batch_size", "train_dataset_size"):
+            _check_int32(field, getattr(self, field))
+        _check("model_size", self.model_size, (int,), "an int")
+
+    def to_proto(self) -> lineage_pb2.TrainLineage:
+        """The ``TrainLineage`` message, with only the fields that were given."""
+        msg = lineage_pb2.TrainLineage()
+        hyper = {
+            "optimizer": self.optimizer,
+            "learning_rate": self.learning_rate,
+            "loss_function": self.loss_function,
+            "epoch": self.epoch,
+            "parallel_mode": self.parallel_mode,
+            "device_num": self.device_num,
+            "batch_size": self.batch_size,
+        }
+        for field, value in hyper.items():
+            if value is not None:
+                setattr(msg.hyper_parameters, field, value)
+        if self.train_dataset_path is not None:
+            msg.train_dataset.train_dataset_path = self.train_dataset_path
+        if self.train_dataset_size is not None:
+            msg.train_dataset.train_dataset_size = self.train_dataset_size
+        if self.network is not None:
+            msg.algorithm.network = self.network
+        if self.loss is not None:
+            msg.algorithm.loss = self.loss
+        if self.model_path is not None or self.model_size is not None:
+            msg.model.path = json.dumps({"ckpt": self.model_path or ""})
+            msg.model.size = self.model_size or 0
+        return msg
+
+
+@dataclasses.dataclass
+class EvaluationLineage(LineageBuilder):
+    """How a model scored: ``metrics`` (stored as JSON text) and the validation data."""
+
+    plugin = "eval_lineage"
+    metrics: Mapping[str, Any] | None = None
+    valid_dataset_path: str | None = None
+    valid_dataset_size: int | None = None
+
+    def __post_init__(self) -> None:
+        _check("metrics", self.metrics, (Mapping,), "a dict of metric name to value")
+        _check("valid_dataset_path", self.valid_dataset_path, (str,), "a str")
+        _check_int32("valid_dataset_size", self.valid_dataset_size)
+        if self.metrics is not None:
+            self._metric_json = json.dumps({str(k): _plain(v) for k, v in self.metrics.items()})
+
+    def to_proto(self) -> lineage_pb2.EvaluationLineage:
+        """The ``EvaluationLineage`` message."""
+        msg = lineage_pb2.EvaluationLineage()
+        if self.metrics is not None:
+            msg.metric = self._metric_json
+        if self.valid_dataset_path is not None:
+            msg.valid_dataset.valid_dataset_path = self.valid_dataset_path
+        if self.valid_dataset_size is not None:
+            msg.valid_dataset.valid_dataset_size = self.valid_dataset_size
+        return msg
+
+
+def _plain(value: Any) -> Any:
+    """A JSON-able form of a metric value: numpy/torch values become Python numbers or lists."""
+    if isinstance(value, bool | int | float | str) or value is None:
+        return value
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if hasattr(value, "tolist"):  # numpy arrays and scalars, torch tensors
+        return _plain(value.tolist())
+    raise TypeError(f"metric value {value!r} of type {type(value).__name__} is not JSON-able")
+
+
+@dataclasses.dataclass
+class UserDefinedInfo(LineageBuilder):
+    """Custom lineage data: a flat ``{key: int | float | str}`` dict.
+
+    Written as MindSpore does, one ``user_info`` entry per key holding one single-key map
+    (``map_int32`` for ints, ``map_double`` for floats, ``map_str`` otherwise), which is
+    the only layout MindInsight shows completely. Ints outside int32 are stored as text,
+    with one warning.
+    """
+
+    plugin = "custom_lineage_data"
+    data: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        _check("data", self.data, (Mapping,), "a dict of str keys")
+        for key, value in self.data.items():
+            if not isinstance(key, str):
+                raise TypeError(
+                    f"custom lineage keys must be str, got {type(key).__name__} {key!r}"
+                )
+            if not isinstance(value, int | float | str) or isinstance(value, bool):
+                raise TypeError(
+                    f"custom lineage value for {key!r} must be int, float or str, "
+                    f"got {type(value).__name__} {value!r} (from_config() converts others)"
+                )
+
+    def to_proto(self) -> lineage_pb2.UserDefinedInfo:
+        """The ``UserDefinedInfo`` message."""
+        msg = lineage_pb2.UserDefinedInfo()
+        for key, value in self.data.items():
+            entry = msg.user_info.add()
+            if isinstance(value, int) and INT32_MIN <= value <= INT32_MAX:
+                entry.map_int32[key] = value
+            elif isinstance(value, int):
+                warn_once(
+                    f"lineage-int64-{key}",
+                    "custom lineage %r=%d does not fit int32; stored as text",
+                    key,
+                    value,
+                )
+                entry.map_str[key] = str(value)
+            elif isinstance(value, float):
+                entry.map_double[key] = value
+            else:
+                entry.map_str[key] = value
+        return msg
+
+
+@dataclasses.dataclass
+class DatasetGraph(LineageBuilder):
+    """One operation of a data pipeline and its upstream ``children`` (the root is the last op).
+
+    ``op_type`` names the operation (``"Batch"``, ``"Shuffle"``, the dataset class ...);
+    ``params`` are its arguments: bools, ints, floats, strings and lists of strings, stored
+    in the matching map of ``OperationParameter``; anything else is stored as its text.
+    """
+
+    plugin = "dataset_graph"
+    op_type: str = ""
+    params: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    children: list[DatasetGraph] = dataclasses.field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        _check("op_type", self.op_type, (str,), "a str")
+        _check("params", self.params, (Mapping,), "a dict")
+        for child in self.children:
+            _check("children", child, (DatasetGraph,), "a list of DatasetGraph")
+
+    def to_proto(self) -> lineage_pb2.DatasetGraph:
+        """The ``DatasetGraph`` message tree."""
+        msg = lineage_pb2.DatasetGraph()
+        self._fill(msg)
+        return msg
+
+    def _fill(self, msg: lineage_pb2.DatasetGraph) -> None:
+        param = msg.parameter
+        param.mapStr["op_type"] = self.op_type
+        for key, value in self.params.items():
+            if isinstance(value, bool):
+                param.mapBool[key] = value
+            elif isinstance(value, int) and INT32_MIN <= value <= INT32_MAX:
+                param.mapInt[key] = value
+            elif isinstance(value, float):
+                param.mapDouble[key] = value
+            elif isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+                param.mapStrList[key].strValue.extend(value)
+            else:
+                param.mapStr[key] = str(value)
+        for child in self.children:
+            child._fill(msg.children.add())
+
+
+def from_config(obj: Any) -> UserDefinedInfo:
+    """Custom lineage data from an argparse Namespace, a dataclass or a (nested) dict.
+
+    Nested keys are joined with dots (``{"optim": {"lr": 0.1}}`` -> ``optim.lr``); bools,
+    None and lists become their text (``"True"``, ``"None"``, ``"[1, 2]"``), since lineage
+    values are ints, floats or strings.
+    """
+    if isinstance(obj, argparse.Namespace):
+        mapping: Mapping[str, Any] = vars(obj)
+    elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        mapping = {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
+    elif isinstance(obj, Mapping):
+        mapping = obj
+    else:
+        raise TypeError(
+            "from_config() takes an argparse.Namespace, a dataclass instance or a dict, "
+            f"got {type(obj).__name__}"
+        )
+    flat: dict[str, int | float | str] = {}
+    _flatten(mapping, "", flat)
+    return UserDefinedInfo(flat)
+
+
+def _flatten(mapping: Mapping[str, Any], prefix: str, out: dict[str, int | float | str]) -> None:
+    for key, value in mapping.items():
+        name = f"{prefix}{key}"
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            value = dataclasses.asdict(value)
+        if isinstance(value, argparse.Namespace):
+            value = vars(value)
+        if isinstance(value, Mapping):
+            _flatten(value, name + ".", out)
+        elif isinstance(value, bool) or value is None:
+            out[name] = str(value)
+        elif isinstance(value, int | str) or (isinstance(value, float) and math.isfinite(value)):
+            out[name] = value
+        else:
+            out[name] = str(value)

@@ -1,0 +1,5 @@
+"""Writing summaries: ``SummaryRecord``, its value encoders and its background writer."""
+
+from sumlens.summary.record import SummaryRecord
+
+__all__ = ["SummaryRecord"]

@@ -1,0 +1,135 @@
+"""Turning whatever the user hands us into a host numpy array we own.
+
+``add_value`` accepts numpy arrays, Python numbers, PyTorch tensors (CPU or CUDA, with or
+without grad), JAX arrays and MindSpore tensors. The caller's value is *snapshotted*:
+what is written is the value at the time of the call, whatever the caller does to its
+tensor afterwards. CUDA tensors are not copied synchronously (that would stall the
+training stream): :func:`snapshot` starts an asynchronous copy into pinned memory and
+returns a :class:`PendingArray` that the writer thread resolves.
+
+Float types MindInsight cannot show (bfloat16, float16, the float8 family) are upcast to
+float32.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import numpy as np
+
+_UPCAST_KINDS = ("bfloat16", "float16", "float8")
+
+
+class PendingArray:
+    """A device-to-host copy in flight; :meth:`result` waits for it and returns the array."""
+
+    __slots__ = ("_event", "_host")
+
+    def __init__(self, host: Any, event: Any) -> None:
+        self._host = host
+        self._event = event
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The dtype of the array :meth:`result` will return."""
+        return self._host.numpy().dtype
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The shape of the array :meth:`result` will return."""
+        return tuple(self._host.shape)
+
+    def result(self) -> np.ndarray:
+        """Wait for the copy (only this thread waits) and return the host array."""
+        self._event.synchronize()
+        return self._host.numpy()
+
+
+def is_tensor_like(value: object) -> bool:
+    """Whether ``value`` is something :func:`snapshot` accepts."""
+    if isinstance(value, np.ndarray | np.generic | int | float | bool):
+        return True
+    return _torch_tensor(value) or hasattr(value, "asnumpy") or hasattr(value, "__array__")
+
+
+def _torch_tensor(value: object) -> bool:
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(value, torch.Tensor)
+
+
+def snapshot(value: object, name: str = "value") -> np.ndarray | PendingArray:
+    """A private copy of ``value`` as a host numpy array (or a pending device copy).
+
+    Raises ``TypeError`` naming ``name`` when the value is not array-like.
+    """
+    if isinstance(value, np.ndarray):
+        return _upcast(np.array(value, copy=True))
+    if isinstance(value, bool | int | float | np.generic):
+        return _upcast(np.asarray(value))
+    if _torch_tensor(value):
+        return _snapshot_torch(value)
+    if hasattr(value, "asnumpy"):  # MindSpore Tensor
+        return _upcast(np.array(value.asnumpy(), copy=True))
+    if hasattr(value, "__array__") and not isinstance(value, str | bytes):  # JAX and friends
+        return _upcast(np.array(value, copy=True))
+    raise TypeError(
+        f"{name} must be a tensor or array (numpy, Python number, torch, JAX or MindSpore), "
+        f"got {type(value).__module__}.{type(value).__qualname__}"
+    )
+
+
+def _snapshot_torch(tensor: Any) -> np.ndarray | PendingArray:
+    import torch
+
+    tensor = tensor.detach()
+    if tensor.dtype in (torch.bfloat16, torch.float16) or "float8" in str(tensor.dtype):
+        tensor = tensor.to(torch.float32)  # a new tensor: already a snapshot
+        copied = True
+    else:
+        copied = False
+    if tensor.is_cuda:
+        return copy_to_host_async(tensor)
+    if tensor.device.type != "cpu":
+        return tensor.to("cpu").numpy()
+    if tensor.is_conj() or tensor.is_neg():
+        tensor = tensor.resolve_conj().resolve_neg()
+    array = tensor.numpy()
+    return array if copied else array.copy()
+
+
+def copy_to_host_async(tensor: Any) -> PendingArray:
+    """Start copying a CUDA tensor into pinned host memory; the training stream never waits."""
+    import torch
+
+    host = torch.empty(tensor.shape, dtype=tensor.dtype, pin_memory=True)
+    host.copy_(tensor, non_blocking=True)
+    event = torch.cuda.Event()
+    event.record()
+    return PendingArray(host, event)
+
+
+def is_cuda_tensor(value: object) -> bool:
+    """Whether ``value`` is a torch tensor living on a CUDA device."""
+    return _torch_tensor(value) and value.is_cuda
+
+
+def torch_numpy_dtype(tensor: Any) -> np.dtype:
+    """The numpy dtype a torch tensor's snapshot will have (reduced floats become float32)."""
+    import torch
+
+    if tensor.dtype in (torch.bfloat16, torch.float16) or "float8" in str(tensor.dtype):
+        return np.dtype(np.float32)
+    return torch.empty(0, dtype=tensor.dtype).numpy().dtype
+
+
+def _upcast(array: np.ndarray) -> np.ndarray:
+    name = array.dtype.name
+    if array.dtype == np.float16 or any(kind in name for kind in _UPCAST_KINDS):
+        return array.astype(np.float32)
+    return array
+
+
+def resolve(value: np.ndarray | PendingArray) -> np.ndarray:
+    """The host array behind a snapshot (waits for a pending device copy)."""
+    return value.result() if isinstance(value, PendingArray) else value

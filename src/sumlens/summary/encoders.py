@@ -1,0 +1,177 @@
+"""Turning a :class:`~sumlens.summary.items.StepBatch` into serialized events, per format.
+
+Pure functions of their input (no files, no threads): the writer pipeline calls them and
+frames the results. MindSpore's format puts all values of a step into one ``Event``,
+graphs into events of their own and lineage into ``LineageEvent``s for the lineage file;
+TensorBoard's puts each value into its own event. The expensive parts (PNG, histogram
+buckets, tensor packing) are in :func:`encode_value`, which the pipeline may run on
+worker threads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from sumlens._log import logger, warn_once
+from sumlens._proto import lineage_pb2, summary_pb2, tensorboard_pb2
+from sumlens.io.events import Histogram, Image
+from sumlens.summary.convert import resolve
+from sumlens.summary.device_histogram import DeviceHistogram
+from sumlens.summary.histogram import compute_histogram
+from sumlens.summary.image import encode_image, to_nchw
+from sumlens.summary.items import Item, StepBatch
+from sumlens.summary.tensor import ms_tensor, tb_tensor
+
+MS_VERSION = "MindSpore.Event:1"
+TB_VERSION = "brain.Event:2"
+
+LINEAGE_FIELDS = {
+    "train_lineage": "train_lineage",
+    "eval_lineage": "evaluation_lineage",
+    "dataset_graph": "dataset_graph",
+    "custom_lineage_data": "user_defined_info",
+}
+HEAVY_PLUGINS = frozenset({"image", "histogram", "tensor"})
+
+
+def version_payload(file_format: str, wall_time: float) -> bytes:
+    """The first event of every summary file: the format's version string."""
+    if file_format == "tensorboard":
+        return tensorboard_pb2.Event(
+            wall_time=wall_time, file_version=TB_VERSION
+        ).SerializeToString()
+    return summary_pb2.Event(wall_time=wall_time, version=MS_VERSION).SerializeToString()
+
+
+def encode_value(item: Item) -> Any:
+    """The format-independent encoding of one heavy value (PNG, buckets, array); None to drop.
+
+    Errors that only the data can reveal (an empty scalar, an image that cannot be
+    tiled) drop that value with one error log instead of losing the rest of the step.
+    """
+    plugin = item.plugin
+    if plugin == "scalar":
+        if isinstance(item.value, float):
+            return item.value
+        array = resolve(item.value).reshape(-1)
+        if array.size == 0:
+            logger.error("scalar %r is empty; not written", item.tag)
+            return None
+        return float(array[0])
+    if plugin == "image":
+        array, layout = item.value
+        return encode_image(to_nchw(resolve(array), layout, item.tag))
+    if plugin == "histogram":
+        value = item.value
+        if isinstance(value, DeviceHistogram):
+            return value.result()
+        return compute_histogram(resolve(value))
+    if plugin == "tensor":
+        return resolve(item.value)
+    return item.value
+
+
+@dataclass
+class EncodedStep:
+    """Serialized events of one step: for the summary file and for the lineage file."""
+
+    summary: list[bytes] = field(default_factory=list)
+    lineage: list[bytes] = field(default_factory=list)
+
+
+def _ms_value(value: summary_pb2.Summary.Value, plugin: str, encoded: Any) -> None:
+    if plugin == "scalar":
+        value.scalar_value = encoded
+    elif plugin == "image":
+        image: Image = encoded
+        value.image.height, value.image.width = image.height, image.width
+        value.image.colorspace, value.image.encoded_image = image.colorspace, image.encoded
+    elif plugin == "histogram":
+        _ms_histogram(value.histogram, encoded)
+    elif plugin == "tensor":
+        value.tensor.CopyFrom(ms_tensor(encoded))
+    elif plugin == "landscape":
+        value.loss_landscape.CopyFrom(encoded)
+
+
+def _ms_histogram(proto: summary_pb2.Summary.Histogram, hist: Histogram) -> None:
+    for left, width, count in zip(
+        hist.left.tolist(), hist.width.tolist(), hist.counts.tolist(), strict=True
+    ):
+        proto.buckets.add(left=left, width=width, count=count)
+    proto.count, proto.nan_count = hist.count, hist.nan_count
+    proto.pos_inf_count, proto.neg_inf_count = hist.pos_inf_count, hist.neg_inf_count
+    if hist.left.size:
+        proto.min, proto.max, proto.sum = hist.min, hist.max, hist.sum
+
+
+def encode_mindspore(batch: StepBatch, encoded: list[Any]) -> EncodedStep:
+    """MindSpore events of one step; ``encoded[i]`` is :func:`encode_value` of item ``i``."""
+    out = EncodedStep()
+    event = summary_pb2.Event(wall_time=batch.wall_time, step=batch.step)
+    values = event.summary.value
+    for item, value in zip(batch.items, encoded, strict=True):
+        if value is None:
+            continue
+        plugin = item.plugin
+        if plugin in LINEAGE_FIELDS:
+            lineage = lineage_pb2.LineageEvent(wall_time=batch.wall_time)
+            getattr(lineage, LINEAGE_FIELDS[plugin]).CopyFrom(value)
+            out.lineage.append(lineage.SerializeToString())
+        elif plugin == "graph":
+            graph = summary_pb2.Event(wall_time=batch.wall_time, step=batch.step)
+            graph.graph_def.CopyFrom(value)
+            out.summary.append(graph.SerializeToString())
+        else:
+            _ms_value(values.add(tag=item.tag), plugin, value)
+    if values:
+        out.summary.append(event.SerializeToString())
+    return out
+
+
+def _tb_histogram(proto: tensorboard_pb2.HistogramProto, hist: Histogram) -> None:
+    proto.min, proto.max, proto.num, proto.sum = hist.min, hist.max, hist.count, hist.sum
+    proto.bucket_limit.extend((hist.left + hist.width).tolist())
+    proto.bucket.extend(hist.counts.astype(np.float64).tolist())
+
+
+def encode_tensorboard(batch: StepBatch, encoded: list[Any]) -> EncodedStep:
+    """TensorBoard events of one step (one per value); lineage still as MindSpore lineage."""
+    out = EncodedStep()
+    for item, value in zip(batch.items, encoded, strict=True):
+        if value is None:
+            continue
+        plugin = item.plugin
+        if plugin in LINEAGE_FIELDS:
+            out.lineage.extend(
+                encode_mindspore(StepBatch(batch.step, batch.wall_time, [item]), [value]).lineage
+            )
+            continue
+        event = tensorboard_pb2.Event(wall_time=batch.wall_time, step=batch.step)
+        summary_value = event.summary.value.add(tag=item.tag)
+        if plugin == "scalar":
+            summary_value.simple_value = value
+        elif plugin == "image":
+            image: Image = value
+            summary_value.image.height, summary_value.image.width = image.height, image.width
+            summary_value.image.colorspace = image.colorspace
+            summary_value.image.encoded_image_string = image.encoded
+        elif plugin == "histogram":
+            _tb_histogram(summary_value.histo, value)
+        elif plugin == "tensor":
+            summary_value.tensor.CopyFrom(tb_tensor(value))
+        else:
+            warn_once(
+                f"tb-{plugin}",
+                "plugin %r cannot be written in TensorBoard format; its values are skipped",
+                plugin,
+            )
+            continue
+        out.summary.append(event.SerializeToString())
+    return out
+
+
+ENCODERS = {"mindspore": encode_mindspore, "tensorboard": encode_tensorboard}

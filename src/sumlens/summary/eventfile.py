@@ -1,0 +1,126 @@
+"""``EventFile``: one logical output file that appears on first write and rotates when full.
+
+It owns the byte-level promises of the writer:
+
+* created lazily, exclusively (a clash takes the next free second, never a counter),
+  mode 0600 while open and 0400 once closed, in a directory made with mode 0700;
+* each rotated file starts again with the format's header record (the version event),
+  so every file stands alone for MindInsight and TensorBoard;
+* ``max_file_size`` is never exceeded: a record that does not fit starts a new file, and
+  a record too large for any file is an error;
+* before writing, the free space must be at least :data:`DISK_SPACE_FACTOR` times the
+  bytes about to be written (MindSpore's guard), else ``RuntimeError``;
+* a failed write (ENOSPC, EFBIG ...) is cut back to the last complete record, so the file
+  stays readable to its end and later records can follow.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+from sumlens.io.framing import encode_record
+from sumlens.io.naming import claim_free_name
+
+DISK_SPACE_FACTOR = 32
+"""Writing n bytes needs at least ``DISK_SPACE_FACTOR * n`` bytes free (as in MindSpore)."""
+
+
+class RecordTooLargeError(ValueError):
+    """One record (with the file's header) does not fit in ``max_file_size``."""
+
+
+def free_disk_bytes(directory: Path) -> int:
+    """Free bytes on the file system holding ``directory`` (a seam for tests)."""
+    return shutil.disk_usage(directory).free
+
+
+class EventFile:
+    """Append-only records to ``directory/make_name(t)``, rotating at ``max_file_size``.
+
+    ``header`` returns the serialized first record of each new file (or None for none).
+    """
+
+    def __init__(
+        self,
+        directory: Path,
+        make_name: Callable[[int], str],
+        seconds: int,
+        max_file_size: int | None = None,
+        header: Callable[[], bytes] | None = None,
+    ) -> None:
+        self.directory = directory
+        self.make_name = make_name
+        self.seconds = seconds
+        self.max_file_size = max_file_size
+        self.header = header
+        self.path: Path | None = None
+        self.paths: list[Path] = []
+        self._fd = -1
+        self._size = 0
+
+    @property
+    def expected_path(self) -> Path:
+        """The current file, or the name the first file will get."""
+        return self.path or self.directory / self.make_name(self.seconds)
+
+    def append(self, payloads: list[bytes]) -> None:
+        """Frame and write ``payloads`` in order, opening or rotating files as needed."""
+        pending = bytearray()
+        for payload in payloads:
+            record = encode_record(payload)
+            if self._fd < 0 or self._over_limit(len(pending) + len(record)):
+                self._write(pending)
+                pending = bytearray()
+                self._rotate(len(record))
+            pending += record
+        self._write(pending)
+
+    def _over_limit(self, extra: int) -> bool:
+        return self.max_file_size is not None and self._size + extra > self.max_file_size
+
+    def _rotate(self, record_size: int) -> None:
+        header = encode_record(self.header()) if self.header else b""
+        if self.max_file_size is not None and len(header) + record_size > self.max_file_size:
+            raise RecordTooLargeError(
+                f"a record of {record_size} bytes does not fit in max_file_size="
+                f"{self.max_file_size} (with the {len(header)}-byte version record); "
+                "raise max_file_size"
+            )
+        self.close()
+        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        path, self.seconds = claim_free_name(self.directory, self.make_name, self.seconds)
+        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+        self.path, self._size = path, 0
+        self.paths.append(path)
+        self._write(header)
+
+    def _write(self, data: bytes | bytearray) -> None:
+        if not data:
+            return
+        if free_disk_bytes(self.directory) < DISK_SPACE_FACTOR * len(data):
+            raise RuntimeError(f"The disk space may be soon exhausted by the {str(self.path)!r}.")
+        view = memoryview(data)
+        written = 0
+        try:
+            while written < len(view):
+                count = os.write(self._fd, view[written:])
+                if count == 0:
+                    raise OSError(errno.EIO, "write returned 0 bytes", str(self.path))
+                written += count
+        except OSError:
+            os.ftruncate(self._fd, self._size)  # drop the torn record; keep the file readable
+            raise
+        self._size += written
+
+    def close(self) -> None:
+        """Close the current file and make it read-only (0400); later writes open a new one."""
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+            if self.path is not None:
+                os.chmod(self.path, 0o400)
+            self.seconds += 1

@@ -1,0 +1,42 @@
+"""What travels from ``SummaryRecord.record`` to the writer thread.
+
+An :class:`Item` is one validated value with its plugin and tag; a :class:`StepBatch` is
+everything one ``record(step)`` call hands over. Arrays in items are private snapshots
+(or pending device copies), so the writer may take its time with them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(slots=True)
+class Item:
+    """One value to write: ``plugin`` (canonical lower-case name), ``tag``, ``value``.
+
+    ``value`` by plugin: scalar -> float or array snapshot; image -> (snapshot, layout);
+    tensor/histogram -> snapshot (a histogram may already be a computed
+    :class:`~sumlens.io.events.Histogram`); graph/lineage/landscape -> protobuf message.
+    ``nbytes`` estimates the encoded size (for the queue bound and the 2 GiB check).
+    """
+
+    plugin: str
+    tag: str
+    value: Any
+    nbytes: int = 64
+    export: bool = False
+
+
+@dataclass(slots=True)
+class StepBatch:
+    """The items of one ``record(step)`` call, stamped with its step and wall time."""
+
+    step: int
+    wall_time: float
+    items: list[Item] = field(default_factory=list)
+
+    @property
+    def nbytes(self) -> int:
+        """Estimated bytes of everything in the batch."""
+        return 64 + sum(item.nbytes for item in self.items)

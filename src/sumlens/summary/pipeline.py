@@ -1,0 +1,257 @@
+"""The writer pipeline: everything a ``SummaryRecord`` does off the training thread.
+
+The caller thread only enqueues :class:`~sumlens.summary.items.StepBatch` objects on a
+``SimpleQueue`` (no lock shared with the writer, so a signal handler that interrupts the
+caller can still flush). One writer thread per record drains the queue, has the heavy
+values (PNG, histograms, tensor packing) encoded — on a small pool of worker threads when
+a batch holds several, since Pillow, numpy and our numba kernels release the GIL — then
+serializes, frames and appends them in order, and hands the bytes to the OS whenever the
+queue runs dry, so data is readable by other processes within moments without a flush.
+
+Memory is bounded: each batch's estimated size is added to ``enqueued`` by the caller
+and to ``written`` by the writer once on disk; a caller that finds more than
+``max_pending_bytes`` (or ``max_pending_batches``) in flight waits for the writer
+(back-pressure), it never drops data.
+
+Write errors are the writer's to catch: they are logged once per cause and, with
+``raise_exception=True``, re-raised on the caller's thread at its next call.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any
+
+from sumlens._log import log_once, logger
+from sumlens.summary.encoders import ENCODERS, HEAVY_PLUGINS, EncodedStep, encode_value
+from sumlens.summary.eventfile import EventFile
+from sumlens.summary.items import Item, StepBatch
+
+MAX_PENDING_BYTES = 512 * 1024 * 1024
+"""Default bound on the estimated bytes of queued, unwritten values."""
+MAX_PENDING_BATCHES = 100_000
+"""Default bound on queued, unwritten ``record`` calls (keeps many tiny steps bounded too)."""
+
+
+@dataclass(slots=True)
+class _Marker:
+    """A flush (``stop=False``) or close (``stop=True``) request; ``done`` is set when handled."""
+
+    done: threading.Event
+    stop: bool = False
+
+
+class EncoderPool:
+    """A few daemon threads running encode jobs (daemon: they never keep a process alive)."""
+
+    def __init__(self, workers: int) -> None:
+        self._jobs: queue.SimpleQueue[tuple[Callable[[], Any], Future] | None] = queue.SimpleQueue()
+        self._threads = [
+            threading.Thread(target=self._work, name=f"sumlens-encoder-{i}", daemon=True)
+            for i in range(workers)
+        ]
+        for thread in self._threads:
+            thread.start()
+
+    def submit(self, job: Callable[[], Any]) -> Future:
+        """Run ``job`` on a worker; its result or exception lands in the returned future."""
+        future: Future = Future()
+        self._jobs.put((job, future))
+        return future
+
+    def _work(self) -> None:
+        while (entry := self._jobs.get()) is not None:
+            job, future = entry
+            try:
+                future.set_result(job())
+            except BaseException as err:
+                future.set_exception(err)
+
+    def shutdown(self) -> None:
+        """Let the workers finish their queued jobs and exit."""
+        for _ in self._threads:
+            self._jobs.put(None)
+        for thread in self._threads:
+            thread.join()
+
+
+def _finish(item: Item, job: Item | Future) -> Any:
+    """The encoded value of ``item`` (from its pool job, or encoded here); None if it failed.
+
+    One bad value (an empty scalar, an image that cannot be tiled) is logged and left out;
+    it never stops the writer or the rest of its step.
+    """
+    try:
+        return job.result() if isinstance(job, Future) else encode_value(item)
+    except Exception as err:
+        logger.error("could not encode %s %r, skipped: %s", item.plugin, item.tag, err)
+        return None
+
+
+class WriterPipeline:
+    """The background writer of one record: queue, encoding, files, errors."""
+
+    def __init__(
+        self,
+        file_format: str,
+        summary_file: EventFile,
+        lineage_file: EventFile,
+        workers: int,
+        export: Callable[[StepBatch, Item, Any], None] | None = None,
+        max_pending_bytes: int = MAX_PENDING_BYTES,
+        max_pending_batches: int = MAX_PENDING_BATCHES,
+    ) -> None:
+        self._encode_step = ENCODERS[file_format]
+        self.summary_file = summary_file
+        self.lineage_file = lineage_file
+        self._export = export
+        self.max_pending_bytes = max_pending_bytes
+        self.max_pending_batches = max_pending_batches
+        self._queue: queue.SimpleQueue[StepBatch | _Marker] = queue.SimpleQueue()
+        self._enqueued_bytes = self._written_bytes = 0
+        self._enqueued_batches = self._written_batches = 0
+        self._progress = threading.Event()
+        self._caller_lock = threading.Lock()
+        self._error: BaseException | None = None
+        self._workers = workers
+        self._pool: EncoderPool | None = None
+        self._thread = threading.Thread(target=self._run, name="sumlens-writer", daemon=True)
+        self._thread.start()
+
+    # ---- caller side -------------------------------------------------------------------
+
+    def submit(self, batch: StepBatch) -> None:
+        """Queue ``batch``; wait first if too much is already in flight."""
+        nbytes = batch.nbytes
+        while (
+            self._enqueued_bytes - self._written_bytes + nbytes > self.max_pending_bytes
+            and self._enqueued_batches > self._written_batches
+        ) or self._enqueued_batches - self._written_batches >= self.max_pending_batches:
+            if not self._thread.is_alive():
+                raise RuntimeError("the summary writer thread has stopped")
+            self._progress.clear()
+            self._progress.wait(0.05)
+        with self._caller_lock:
+            self._enqueued_bytes += nbytes
+            self._enqueued_batches += 1
+        self._queue.put(batch)
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Block until everything submitted before is written; False if it timed out."""
+        return self._request(_Marker(threading.Event()), timeout)
+
+    def close(self, timeout: float | None = None) -> bool:
+        """Write everything, close the files and stop the thread; False if it timed out."""
+        done = self._request(_Marker(threading.Event(), stop=True), timeout)
+        if done:
+            self._thread.join()
+        return done
+
+    def _request(self, marker: _Marker, timeout: float | None) -> bool:
+        if not self._thread.is_alive():
+            return True
+        self._queue.put(marker)
+        waited = 0.0
+        while not marker.done.wait(0.1):
+            waited += 0.1
+            if not self._thread.is_alive() or (timeout is not None and waited >= timeout):
+                return marker.done.is_set()
+        return True
+
+    def take_error(self) -> BaseException | None:
+        """The first write error since the last call (for ``raise_exception=True``)."""
+        error, self._error = self._error, None
+        return error
+
+    # ---- writer thread -----------------------------------------------------------------
+
+    def _run(self) -> None:
+        stop = False
+        while not stop:
+            entries = [self._queue.get()]
+            while not self._queue.empty() and len(entries) < 4096:
+                entries.append(self._queue.get())
+            stop = self._handle(entries)
+        if self._pool is not None:
+            self._pool.shutdown()
+
+    def _handle(self, entries: list[StepBatch | _Marker]) -> bool:
+        """Write a run of batches; answer markers in order. True when asked to stop."""
+        batches: list[StepBatch] = []
+        for entry in entries:
+            if isinstance(entry, StepBatch):
+                batches.append(entry)
+                continue
+            self._write(batches)
+            batches = []
+            if entry.stop:
+                self._guard(self.summary_file.close, "close")
+                self._guard(self.lineage_file.close, "close")
+            entry.done.set()
+            if entry.stop:
+                return True
+        self._write(batches)
+        return False
+
+    def _write(self, batches: list[StepBatch]) -> None:
+        if not batches:
+            return
+        steps = [self._encode(batch) for batch in self._encode_values(batches)]
+        summary = [payload for step in steps for payload in step.summary]
+        lineage = [payload for step in steps for payload in step.lineage]
+        if summary:
+            self._guard(lambda: self.summary_file.append(summary), "write")
+        if lineage:
+            self._guard(lambda: self.lineage_file.append(lineage), "write")
+        self._written_bytes += sum(batch.nbytes for batch in batches)
+        self._written_batches += len(batches)
+        self._progress.set()
+
+    def _encode_values(self, batches: list[StepBatch]) -> list[tuple[StepBatch, list[Any]]]:
+        """Encode each item's value, on the pool when there is more than one heavy item."""
+        heavy = sum(item.plugin in HEAVY_PLUGINS for batch in batches for item in batch.items)
+        use_pool = heavy > 1 and self._workers > 1
+        if use_pool and self._pool is None:
+            self._pool = EncoderPool(self._workers)
+        started = [
+            [
+                self._pool.submit(lambda item=item: encode_value(item))
+                if use_pool and item.plugin in HEAVY_PLUGINS
+                else item
+                for item in batch.items
+            ]
+            for batch in batches
+        ]
+        return [
+            (batch, [_finish(item, job) for item, job in zip(batch.items, jobs, strict=True)])
+            for batch, jobs in zip(batches, started, strict=True)
+        ]
+
+    def _encode(self, entry: tuple[StepBatch, list[Any]]) -> EncodedStep:
+        batch, values = entry
+        if self._export is not None:
+            for item, value in zip(batch.items, values, strict=True):
+                if item.export and value is not None:
+                    self._guard(lambda i=item, v=value: self._export(batch, i, v), "export")
+        return self._encode_step(batch, values)
+
+    def _guard(self, action: Callable[[], None], what: str) -> None:
+        """Run a file action; log a failure once per cause and keep it for the caller."""
+        try:
+            action()
+        except (OSError, RuntimeError, ValueError) as err:
+            cause = f"{what}:{type(err).__name__}:{getattr(err, 'errno', '')}:{id(self)}"
+            log_once(
+                cause,
+                logging.ERROR,
+                "summary %s failed (later failures of this kind are not logged): %s",
+                what,
+                err,
+            )
+            if self._error is None:
+                self._error = err

@@ -1,0 +1,452 @@
+"""``SummaryRecord``: the writer users call on every training step.
+
+It keeps MindSpore's API and file layout (seeds 000 and 003; shared/specs/summary-record.md)
+and changes what made MindSpore's costly or fragile: the training thread only validates
+and snapshots values and hands them to a background pipeline
+(:mod:`sumlens.summary.pipeline`); several records may be open at once; ``flush()`` waits
+until the data is readable; a forgotten ``close()`` still flushes at exit and on SIGTERM;
+a full file rotates instead of dropping data.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import numpy as np
+from google.protobuf.message import DecodeError
+
+from sumlens._log import logger, warn_once
+from sumlens._proto import anf_ir_pb2, lineage_pb2, summary_pb2
+from sumlens.io.naming import (
+    check_affix,
+    current_rank,
+    hostname,
+    lineage_file_name,
+    summary_file_name,
+    tensorboard_file_name,
+)
+from sumlens.landscape.builder import LossLandscape
+from sumlens.lineage.builders import LineageBuilder, UserDefinedInfo
+from sumlens.summary import registry
+from sumlens.summary.convert import (
+    copy_to_host_async,
+    is_cuda_tensor,
+    snapshot,
+    torch_numpy_dtype,
+)
+from sumlens.summary.device_histogram import SMALL_TENSOR, DeviceHistogram, device_statistics
+from sumlens.summary.encoders import version_payload
+from sumlens.summary.eventfile import EventFile
+from sumlens.summary.export import NpyExporter, check_export_options
+from sumlens.summary.image import nchw_shape
+from sumlens.summary.items import Item, StepBatch
+from sumlens.summary.pipeline import MAX_PENDING_BYTES, WriterPipeline
+from sumlens.summary.tensor import check_tensor_dtype
+
+TENSOR_PLUGINS = ("scalar", "image", "tensor", "histogram")
+MESSAGE_PLUGINS: dict[str, tuple[type, ...]] = {
+    "graph": (anf_ir_pb2.GraphProto,),
+    "train_lineage": (lineage_pb2.TrainLineage,),
+    "eval_lineage": (lineage_pb2.EvaluationLineage,),
+    "dataset_graph": (lineage_pb2.DatasetGraph,),
+    "custom_lineage_data": (lineage_pb2.UserDefinedInfo,),
+    "landscape": (summary_pb2.LossLandscape,),
+}
+PLUGINS = TENSOR_PLUGINS + tuple(MESSAGE_PLUGINS)
+FILE_FORMATS = ("mindspore", "tensorboard")
+MODES = ("train", "eval")
+MAX_STEP_BYTES = 2**31 - 1
+"""Protobuf cannot serialize a message larger than this; one step's event must stay below."""
+MAX_LOG_DIR_LENGTH = 1024
+
+
+def _check_type(name: str, value: object, kinds: type | tuple[type, ...], allowed: str) -> None:
+    if isinstance(value, bool) and bool not in (kinds if isinstance(kinds, tuple) else (kinds,)):
+        raise TypeError(f"{name} must be {allowed}, got bool {value!r}")
+    if not isinstance(value, kinds):
+        raise TypeError(f"{name} must be {allowed}, got {type(value).__name__} {value!r}")
+
+
+def _check_module(name: str, value: object) -> None:
+    """``value`` must be None or a torch ``nn.Module``."""
+    if value is None:
+        return
+    torch = sys.modules.get("torch")
+    if torch is None or not isinstance(value, torch.nn.Module):
+        raise TypeError(f"{name} must be a torch.nn.Module or None, got {type(value).__name__}")
+
+
+def _resolve_log_dir(log_dir: object) -> Path:
+    if not isinstance(log_dir, str | os.PathLike):
+        raise TypeError(f"log_dir must be a str or path, got {type(log_dir).__name__} {log_dir!r}")
+    text = os.fspath(log_dir)
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError(f"log_dir={log_dir!r} must not be empty")
+    path = Path(os.path.realpath(text))
+    if len(str(path)) > MAX_LOG_DIR_LENGTH:
+        raise ValueError(f"log_dir={text!r} is longer than {MAX_LOG_DIR_LENGTH} characters")
+    if path.exists() and not path.is_dir():
+        raise NotADirectoryError(f"log_dir={text!r} exists and is not a directory")
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return path
+
+
+class SummaryRecord:
+    """Record scalars, images, tensors, histograms, graphs, lineage and landscapes of a run.
+
+    Values are added with :meth:`add_value` (or by summary operators inside a model's
+    ``forward``) and written as one event per :meth:`record` call, to
+    ``<log_dir>/<file_prefix>.out.events.summary.<seconds>.<rank>.<host><file_suffix>``
+    (lineage to the matching ``_lineage`` file). Use it as a context manager or call
+    :meth:`close`; if you forget, exit and SIGTERM close it for you.
+
+    ``num_process`` bounds the threads that encode images, histograms and tensors (Pillow,
+    numpy and our kernels release the GIL, so threads work in parallel without copying
+    data to other processes). ``max_file_size`` (bytes) rotates to a new file, named with
+    the next free second, before a file would exceed it. ``raise_exception=True`` re-raises
+    write errors (disk full, file too large ...) on your thread at the next call; otherwise
+    they are logged once. ``export_options={"tensor_format": "npy"}`` also saves every
+    tensor as a ``.npy`` file. ``file_format="tensorboard"`` writes TensorBoard event files
+    instead (lineage still goes to the MindSpore lineage file). ``max_pending_bytes``
+    bounds the memory held by values not yet written; beyond it, recording waits.
+    """
+
+    def __init__(
+        self,
+        log_dir: str | os.PathLike[str],
+        file_prefix: str = "events",
+        file_suffix: str = "_MS",
+        num_process: int = 32,
+        network: Any = None,
+        max_file_size: int | None = None,
+        raise_exception: bool = False,
+        export_options: dict[str, str | None] | None = None,
+        *,
+        file_format: str = "mindspore",
+        max_pending_bytes: int = MAX_PENDING_BYTES,
+    ) -> None:
+        directory = _resolve_log_dir(log_dir)
+        if max_file_size is not None:
+            _check_type("max_file_size", max_file_size, int, "an int number of bytes or None")
+            if max_file_size <= 0:
+                raise ValueError(
+                    f"max_file_size={max_file_size} must be a positive number of bytes"
+                )
+        check_affix("file_prefix", file_prefix)
+        check_affix("file_suffix", file_suffix)
+        _check_type("raise_exception", raise_exception, bool, "a bool")
+        _check_type("num_process", num_process, int, "a positive int")
+        if num_process <= 0:
+            raise ValueError(f"num_process={num_process} must be a positive int")
+        if file_format not in FILE_FORMATS:
+            raise ValueError(f"file_format={file_format!r} is not one of {FILE_FORMATS}")
+        _check_type("max_pending_bytes", max_pending_bytes, int, "a positive int")
+        if max_pending_bytes <= 0:
+            raise ValueError(f"max_pending_bytes={max_pending_bytes} must be positive")
+        self._export_options = check_export_options(export_options)
+        _check_module("network", network)
+
+        self.network = network
+        self.file_format = file_format
+        self.raise_exception = raise_exception
+        self._mode = "train"
+        self._pool: dict[tuple[str, str], Item] = {}
+        self._op_values: dict[tuple[str, str], Item] = {}
+        self._closed = False
+        self._forked = False
+        self._tokens: list[contextvars.Token] = []
+        seconds = int(time.time())
+        rank, host = current_rank(), hostname()
+        if file_format == "tensorboard":
+            make_summary_name: Callable[[int], str] = lambda t: tensorboard_file_name(  # noqa: E731
+                t, host, f".{rank}"
+            )
+        else:
+            make_summary_name = lambda t: summary_file_name(  # noqa: E731
+                t, file_prefix, file_suffix, rank, host
+            )
+        summary_file = EventFile(
+            directory,
+            make_summary_name,
+            seconds,
+            max_file_size,
+            header=lambda: version_payload(file_format, time.time()),
+        )
+        lineage_file = EventFile(
+            directory,
+            lambda t: lineage_file_name(t, file_prefix, rank, host),
+            seconds,
+            max_file_size,
+        )
+        exporter = None
+        if self._export_options.get("tensor_format") == "npy":
+            exporter = NpyExporter(directory / f"export_{seconds}")
+        self._pipeline = WriterPipeline(
+            file_format,
+            summary_file,
+            lineage_file,
+            workers=max(1, min(num_process, os.cpu_count() or 1)),
+            export=exporter,
+            max_pending_bytes=max_pending_bytes,
+        )
+        registry.register(self)
+
+    # ---- properties ----------------------------------------------------------------------
+
+    @property
+    def log_dir(self) -> str:
+        """Full path of the summary file (the name it will get, before the first write)."""
+        return str(self._pipeline.summary_file.expected_path)
+
+    @property
+    def is_open(self) -> bool:
+        """True until :meth:`close` (and never in a forked child)."""
+        return not (self._closed or self._forked)
+
+    @property
+    def mode(self) -> str:
+        """``"train"`` or ``"eval"`` (see :meth:`set_mode`)."""
+        return self._mode
+
+    # ---- adding values -------------------------------------------------------------------
+
+    def add_value(self, plugin: str, name: str, value: Any, *, dataformats: str = "NCHW") -> None:
+        """Add a value to be written at the next :meth:`record`.
+
+        ``plugin`` is one of scalar, image, tensor, histogram (array-like values: numpy,
+        Python numbers, torch/JAX/MindSpore tensors), graph (GraphProto), train_lineage,
+        eval_lineage, dataset_graph, custom_lineage_data (builders of
+        :mod:`sumlens.lineage` or their messages) or landscape
+        (:class:`~sumlens.landscape.LossLandscape`); case does not matter. The value is
+        copied now: later in-place changes do not alter what is written. The same name
+        twice before a record keeps the newest value (with one warning). ``dataformats``
+        gives an image's layout (NCHW, NHWC, CHW, HWC or HW).
+        """
+        _check_type("plugin", plugin, str, f"one of {', '.join(PLUGINS)}")
+        key = plugin.lower()
+        if key not in PLUGINS:
+            raise ValueError(f"plugin={plugin!r} is not supported; use one of {', '.join(PLUGINS)}")
+        if not self.is_open:
+            return
+        item = self._make_item(key, name, value, dataformats)
+        self._put(self._pool, item, "add_value")
+
+    def _put(self, pool: dict[tuple[str, str], Item], item: Item, source: str) -> None:
+        slot = (item.plugin, item.tag)
+        if slot in pool:
+            warn_once(
+                f"duplicate:{source}:{slot}",
+                "'%s/%s' was given twice before record(); only the newest value is written",
+                item.tag,
+                item.plugin,
+            )
+        pool[slot] = item
+
+    def _make_item(self, plugin: str, name: Any, value: Any, dataformats: str = "NCHW") -> Item:
+        if plugin in TENSOR_PLUGINS:
+            _check_type("name", name, str, "a non-empty str")
+            if not name:
+                raise ValueError(f"name must be a non-empty str for plugin {plugin!r}")
+            return _tensor_item(plugin, name, value, dataformats, self._export_options)
+        return Item(plugin, str(name), _message(plugin, value))
+
+    # ---- summary operators -----------------------------------------------------------------
+
+    def _add_op_value(self, plugin: str, name: Any, value: Any) -> None:
+        """Keep a summary operator's value for the next train-mode :meth:`record`."""
+        if self._mode != "train" or not self.is_open:
+            return
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"summary operator name must be a non-empty str, got {name!r}")
+        self._put(
+            self._op_values,
+            _tensor_item(plugin, name, value, "NCHW", self._export_options),
+            "operator",
+        )
+
+    # ---- recording -------------------------------------------------------------------------
+
+    def record(
+        self,
+        step: int,
+        train_network: Any = None,
+        plugin_filter: Callable[[str], bool] | None = None,
+    ) -> bool:
+        """Write everything added since the last call as the values of ``step``.
+
+        Returns immediately (the writing happens in the background); False if the record
+        is closed. In train mode, values from summary operators are written too; in eval
+        mode they are discarded. ``plugin_filter(plugin)`` returning False drops that
+        plugin's values of this step.
+        """
+        _check_type("step", step, int, "an int")
+        _check_module("train_network", train_network)
+        if plugin_filter is not None and not callable(plugin_filter):
+            raise TypeError(f"plugin_filter must be callable or None, got {plugin_filter!r}")
+        if self._forked:
+            return False
+        if self._closed:
+            logger.error("The record writer is closed; record(%d) wrote nothing", step)
+            return False
+        self._raise_pending()
+        pool, self._pool = self._pool, {}
+        ops, self._op_values = self._op_values, {}
+        if self._mode == "train":
+            pool.update(ops)
+        items = list(pool.values())
+        if plugin_filter is not None:
+            items = [item for item in items if plugin_filter(item.plugin)]
+        batch = StepBatch(step, time.time(), items)
+        self._check_size(batch)
+        if items:
+            self._pipeline.submit(batch)
+        return True
+
+    def _check_size(self, batch: StepBatch) -> None:
+        per_event = batch.items if self.file_format == "tensorboard" else [batch]
+        for part in per_event:
+            if part.nbytes > MAX_STEP_BYTES:
+                raise ValueError(
+                    f"step {batch.step}: about {part.nbytes} bytes of values in one event, over "
+                    f"the {MAX_STEP_BYTES}-byte limit of a protobuf message; record fewer or "
+                    "smaller values per step"
+                )
+
+    def set_mode(self, mode: str) -> None:
+        """``"train"`` (summary-operator values are written) or ``"eval"`` (they are discarded)."""
+        if mode not in MODES:
+            raise ValueError(f"mode={mode!r} is not one of {MODES}")
+        self._mode = mode
+
+    def flush(self) -> None:
+        """Return once everything recorded so far is readable by other processes."""
+        if self._forked:
+            return
+        if self._closed:
+            logger.error("The record writer is closed and can not flush")
+            return
+        self._pipeline.flush()
+        self._raise_pending()
+
+    def close(self, timeout: float | None = None) -> None:
+        """Write everything, close the files (read-only from then on); later calls do nothing."""
+        if self._closed or self._forked:
+            return
+        self._closed = True
+        registry.unregister(self)
+        if not self._pipeline.close(timeout):
+            logger.error("closing the summary writer timed out after %s s", timeout)
+        self._raise_pending()
+
+    def _raise_pending(self) -> None:
+        error = self._pipeline.take_error()
+        if error is not None and self.raise_exception:
+            raise error
+
+    def _disable_after_fork(self) -> None:
+        """In a forked child: never write, never wait (the writer thread stayed in the parent)."""
+        self._forked = True
+        self._pool, self._op_values = {}, {}
+
+    # ---- context manager -------------------------------------------------------------------
+
+    def __enter__(self) -> SummaryRecord:
+        if self._closed:
+            raise ValueError("SummaryRecord has been closed.")
+        self._tokens.append(registry.enter(self))
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._tokens:
+            registry.leave(self._tokens.pop())
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "open" if self.is_open else "closed"
+        return f"SummaryRecord({self.log_dir!r}, {state})"
+
+
+def _tensor_item(
+    plugin: str, name: str, value: Any, dataformats: str, export_options: dict[str, Any]
+) -> Item:
+    """Validate and snapshot an array-like value for ``plugin``."""
+    shape = _shape_of(value, name)
+    size = int(np.prod(shape, dtype=np.int64))
+    if plugin == "scalar":
+        if size != 1:
+            raise ValueError(f"scalar {name!r} must hold exactly one value, got shape {shape}")
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return Item(plugin, name, float(value))
+        if not is_cuda_tensor(value) and hasattr(value, "item"):
+            return Item(plugin, name, float(value.item()))
+        return Item(plugin, name, snapshot(value, name))
+    if plugin == "image":
+        n, channels, height, width = nchw_shape(shape, dataformats, name)
+        return Item(
+            plugin,
+            name,
+            (snapshot(value, name), dataformats.upper()),
+            nbytes=n * channels * height * width + 1024,
+        )
+    if not shape:
+        raise ValueError(f"{plugin} {name!r} must have at least one dimension, got a 0-d value")
+    if plugin == "histogram":
+        if is_cuda_tensor(value) and size > SMALL_TENSOR:
+            packed = copy_to_host_async(device_statistics(value))
+            return Item(plugin, name, DeviceHistogram(packed, torch_numpy_dtype(value), size))
+        return Item(plugin, name, snapshot(value, name), nbytes=4096)
+    array = snapshot(value, name)
+    check_tensor_dtype(array.dtype, name)
+    export = export_options.get("tensor_format") == "npy"
+    return Item(plugin, name, array, nbytes=4 * size + 64, export=export)
+
+
+def _shape_of(value: Any, name: str) -> tuple[int, ...]:
+    if isinstance(value, bool | int | float):
+        return ()
+    shape = getattr(value, "shape", None)
+    if shape is None:
+        snapshot(value, name)  # raises the TypeError that names what is accepted
+        shape = np.shape(value)
+    return tuple(int(s) for s in shape)
+
+
+def _message(plugin: str, value: Any) -> Any:
+    """Validate a graph/lineage/landscape value and return its protobuf message."""
+    if isinstance(value, LineageBuilder | LossLandscape):
+        if isinstance(value, LossLandscape) and plugin == "landscape":
+            return value.to_proto()
+        if isinstance(value, LineageBuilder) and value.plugin == plugin:
+            return value.to_proto()
+    elif plugin == "custom_lineage_data" and isinstance(value, dict):
+        return UserDefinedInfo(value).to_proto()
+    elif plugin == "graph" and isinstance(value, bytes | bytearray):
+        graph = anf_ir_pb2.GraphProto()
+        try:
+            graph.ParseFromString(bytes(value))
+        except DecodeError as err:
+            raise ValueError(f"graph value is not a serialized GraphProto: {err}") from err
+        return graph
+    elif isinstance(value, MESSAGE_PLUGINS[plugin]):
+        return value
+    expected = {
+        "graph": "a GraphProto (sumlens.graph.from_module) or its serialized bytes",
+        "train_lineage": "a sumlens.lineage.TrainLineage",
+        "eval_lineage": "a sumlens.lineage.EvaluationLineage",
+        "dataset_graph": "a sumlens.lineage.DatasetGraph",
+        "custom_lineage_data": "a sumlens.lineage.UserDefinedInfo or a dict",
+        "landscape": "a sumlens.landscape.LossLandscape",
+    }[plugin]
+    raise TypeError(f"plugin {plugin!r} expects {expected}, got {type(value).__name__}")

@@ -1,0 +1,121 @@
+"""Process-wide bookkeeping of open ``SummaryRecord``s.
+
+* **Active record** for summary operators: the innermost record entered with ``with``
+  in the current context (a context variable, so threads and asyncio tasks each see
+  their own), else the most recently opened one that is still open. With none, operator
+  values are dropped at once.
+* **Exit**: a forgotten ``close()`` still happens at interpreter exit (``atexit``) and on
+  SIGTERM (our handler flushes and closes every open record, then hands the signal on to
+  whatever handler was there before, or to the default action, which ends the process).
+* **Fork**: in a forked child (DataLoader workers, for example) every inherited record is
+  switched off: the writer thread does not exist there, so it must neither write nor wait.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextvars
+import os
+import signal
+import threading
+import weakref
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sumlens.summary.record import SummaryRecord
+
+EXIT_FLUSH_TIMEOUT = 30.0
+"""Seconds a SIGTERM handler waits for each record's data to reach the disk."""
+
+_open: list[weakref.ReferenceType[SummaryRecord]] = []
+_entered: contextvars.ContextVar[tuple[SummaryRecord, ...]] = contextvars.ContextVar(
+    "sumlens_entered_records", default=()
+)
+_lock = threading.Lock()
+_previous_sigterm: Any = None
+_sigterm_installed = False
+
+
+def register(record: SummaryRecord) -> None:
+    """Note ``record`` as open (and make sure exit and SIGTERM close it)."""
+    with _lock:
+        _open.append(weakref.ref(record))
+    _install_sigterm_handler()
+
+
+def unregister(record: SummaryRecord) -> None:
+    """Forget ``record`` (it was closed)."""
+    with _lock:
+        _open[:] = [ref for ref in _open if ref() not in (None, record)]
+
+
+def open_records() -> list[SummaryRecord]:
+    """Every open record, oldest first."""
+    with _lock:
+        return [r for ref in _open if (r := ref()) is not None]
+
+
+def enter(record: SummaryRecord) -> contextvars.Token:
+    """Make ``record`` the innermost active record of this context."""
+    return _entered.set((*_entered.get(), record))
+
+
+def leave(token: contextvars.Token) -> None:
+    """Undo the matching :func:`enter`."""
+    _entered.reset(token)
+
+
+def active_record() -> SummaryRecord | None:
+    """Where summary-operator values go now (see the module docstring); None drops them."""
+    for record in reversed(_entered.get()):
+        if record.is_open:
+            return record
+    with _lock:
+        for ref in reversed(_open):
+            record = ref()
+            if record is not None and record.is_open:
+                return record
+    return None
+
+
+def close_all(timeout: float | None = None) -> None:
+    """Close every open record (used at exit and on SIGTERM)."""
+    for record in reversed(open_records()):
+        record.close(timeout=timeout)
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    close_all(timeout=EXIT_FLUSH_TIMEOUT)
+    previous = _previous_sigterm
+    if callable(previous):
+        previous(signum, frame)
+    elif previous != signal.SIG_IGN:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
+def _install_sigterm_handler() -> None:
+    """Chain our SIGTERM handler in front of the current one (main thread only)."""
+    global _previous_sigterm, _sigterm_installed
+    if _sigterm_installed or threading.current_thread() is not threading.main_thread():
+        return
+    current = signal.getsignal(signal.SIGTERM)
+    if current is signal.SIG_IGN:
+        return
+    _previous_sigterm = current
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    _sigterm_installed = True
+
+
+def _after_fork_in_child() -> None:
+    global _lock
+    _lock = threading.Lock()
+    for ref in _open:
+        record = ref()
+        if record is not None:
+            record._disable_after_fork()
+    _open.clear()
+
+
+atexit.register(close_all)
+os.register_at_fork(after_in_child=_after_fork_in_child)
