@@ -7,8 +7,13 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PROTO_VENV := $(HOME)/.cache/sumlens/proto-venv
 PROTO_FILES := $(wildcard src/sumlens/_proto/*.proto)
+# The real MindInsight for tests/compat (its own venv: it needs numpy<2 and an old protobuf).
+MI_VERSION := 2.3.1
+MI_VENV    := $(HOME)/.cache/sumlens/mindinsight-venv
+MI_STAMP   := $(MI_VENV)/.sumlens-installed-mindinsight-$(MI_VERSION)
+MINDINSIGHT_BIN := $(MI_VENV)/bin/mindinsight
 
-.PHONY: demo test lint proto bench clean
+.PHONY: demo test lint proto bench bench-anchors bench-write mindinsight clean
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -21,9 +26,20 @@ $(STAMP): pyproject.toml Makefile
 demo: $(STAMP)
 	$(PY) examples/quickstart.py
 
-test: $(STAMP)
+test: $(STAMP) $(MI_STAMP)
 	$(PY) -m ruff check src tests benchmarks examples
-	$(PY) -m pytest
+	MINDINSIGHT_BIN=$(MINDINSIGHT_BIN) $(PY) -m pytest
+
+# MindInsight in a venv of its own, outside the repo; the stamp names the version, so a new
+# MI_VERSION installs again. The pins are what MindInsight 2.3.1 needs to serve every route.
+$(MI_STAMP):
+	test -x $(MI_VENV)/bin/python || $(PYTHON) -m venv $(MI_VENV)
+	$(MI_VENV)/bin/python -m pip install --quiet "mindinsight==$(MI_VERSION)" "numpy<2" \
+		"scipy<1.14" "scikit-learn<1.6" "marshmallow<4" "pandas<2" Pillow
+	test -x $(MINDINSIGHT_BIN)
+	touch $(MI_STAMP)
+
+mindinsight: $(MI_STAMP)
 
 lint: $(STAMP)
 	$(PY) -m ruff check src tests benchmarks examples
@@ -39,6 +55,20 @@ proto:
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench_read.py
+
+# Real MindSpore for benchmarks/bench_write.py, in a venv of its own outside the repo
+# (it needs its own numpy and protobuf); bench_write.py runs it through benchmarks/_anchors/.
+BENCH_ANCHORS_VENV := $(HOME)/.cache/sumlens/bench-anchors/mindspore-venv
+
+bench-anchors:
+	test -x $(BENCH_ANCHORS_VENV)/bin/python || $(PYTHON) -m venv $(BENCH_ANCHORS_VENV)
+	$(BENCH_ANCHORS_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(BENCH_ANCHORS_VENV)/bin/python -c "import mindspore" 2>/dev/null \
+		|| $(BENCH_ANCHORS_VENV)/bin/python -m pip install --quiet "mindspore==2.10.0"
+	$(BENCH_ANCHORS_VENV)/bin/python benchmarks/_anchors/ms_write.py --check
+
+bench-write: $(STAMP)
+	$(PY) benchmarks/bench_write.py
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .ruff_cache .hypothesis

@@ -22,4 +22,7 @@ os.environ.setdefault("NUMBA_CACHE_DIR", str(default_cache_dir()))
 
 import numba  # noqa: E402
 
+if not numba.config.CACHE_DIR:  # numba was imported before us and read its config already
+    numba.config.CACHE_DIR = os.environ["NUMBA_CACHE_DIR"]
+
 __all__ = ["numba"]

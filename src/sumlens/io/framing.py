@@ -54,6 +54,7 @@ class ReadStats:
     bytes passed over while resynchronising after a bad length CRC. ``torn_tail_bytes``:
     bytes after the last complete record of a file (a record still being written, or cut
     off). ``skipped_plugins``: values of kinds sumlens does not map, counted by kind.
+    ``unreadable_files``: files of a run directory in which no record could be found.
     """
 
     records: int = 0
@@ -61,6 +62,7 @@ class ReadStats:
     skipped_bytes: int = 0
     torn_tail_bytes: int = 0
     skipped_plugins: dict[str, int] = field(default_factory=dict)
+    unreadable_files: list[str] = field(default_factory=list)
 
     def skip_plugin(self, name: str, count: int = 1) -> None:
         """Count ``count`` values of kind ``name`` that were not returned."""
@@ -79,11 +81,12 @@ class ReadStats:
         self.torn_tail_bytes += other.torn_tail_bytes
         for name, count in other.skipped_plugins.items():
             self.skip_plugin(name, count)
+        self.unreadable_files.extend(other.unreadable_files)
 
     @property
     def damaged(self) -> bool:
         """True when anything was skipped for being corrupt (a torn tail is not damage)."""
-        return bool(self.corrupt_records or self.skipped_bytes)
+        return bool(self.corrupt_records or self.skipped_bytes or self.unreadable_files)
 
 
 def valid_header_at(buf: bytes | memoryview, pos: int) -> bool:

@@ -20,7 +20,7 @@ LINEAGE_SUFFIX = "_lineage"
 DEFAULT_PREFIX = "events"
 DEFAULT_SUFFIX = "_MS"
 
-_AFFIX_RE = re.compile(r"^\w+[0-9a-zA-Z_.]*$", re.ASCII)
+_AFFIX_RE = re.compile(r"\w+[0-9a-zA-Z_.]*", re.ASCII)
 _SUMMARY_RE = re.compile(r"summary\.(\d+)")
 _TFEVENTS_RE = re.compile(r"tfevents\.(\d+)")
 
@@ -29,7 +29,7 @@ def check_affix(name: str, value: object) -> str:
     """Validate a file prefix or suffix the way MindSpore does; return it unchanged."""
     if not isinstance(value, str):
         raise TypeError(f"{name} must be a str, got {type(value).__name__} {value!r}")
-    if not _AFFIX_RE.match(value):
+    if not _AFFIX_RE.fullmatch(value):
         raise ValueError(
             f"{name}={value!r} is not allowed: it must start with a letter, digit or '_' "
             "and contain only ASCII letters, digits, '_' and '.'"

@@ -14,9 +14,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
+from sumlens._log import warn_once
 from sumlens.io.decode import DECODERS, PayloadError
 from sumlens.io.events import Event
-from sumlens.io.framing import HEADER_SIZE, OVERHEAD, ReadStats, scan_all
+from sumlens.io.framing import HEADER_SIZE, OVERHEAD, ReadStats, scan_all, valid_header_at
 from sumlens.io.naming import event_files, file_kind
 
 CHUNK_SIZE = 16 * 1024 * 1024
@@ -61,6 +62,7 @@ class RecordFile:
         self.path = Path(path)
         self.offset = offset
         self.stats = ReadStats()
+        self._tail = 0  # torn-tail bytes last counted in self.stats
 
     def read_payloads(self, stats: ReadStats | None = None) -> Iterator[bytes]:
         """Yield the payload of each complete record from the current offset on."""
@@ -71,7 +73,7 @@ class RecordFile:
             seen_before = stats.records + stats.corrupt_records
             while self.offset < size:
                 handle.seek(self.offset)
-                buf = handle.read(max(CHUNK_SIZE, self._needed(handle)))
+                buf = handle.read(max(CHUNK_SIZE, self._needed(handle, size)))
                 if not buf:
                     break
                 records, stop = scan_all(buf, 0, len(buf), stats)
@@ -82,19 +84,27 @@ class RecordFile:
                     self.offset += stop
                     break
                 self.offset += stop
-            stats.torn_tail_bytes += size - self.offset
+            tail = max(0, size - self.offset)
+            if stats is self.stats:  # running totals: count the tail as it is now, once
+                stats.torn_tail_bytes += tail - self._tail
+                self._tail = tail
+            else:  # a caller's stats get this read's view
+                stats.torn_tail_bytes += tail
             nothing_found = stats.records + stats.corrupt_records == seen_before
             if resumed_at == 0 and nothing_found and self.offset > 0:
                 raise NotAnEventFileError(self.path)
 
-    def _needed(self, handle: BinaryIO) -> int:
-        """Bytes needed to hold the whole record at the current offset (0 if unknown)."""
+    def _needed(self, handle: BinaryIO, size: int) -> int:
+        """Bytes needed to hold the whole record at the current offset (0 if unknown).
+
+        Only a length whose CRC checks is believed, and never beyond the end of the file.
+        """
         handle.seek(self.offset)
         header = handle.read(HEADER_SIZE)
         handle.seek(self.offset)
-        if len(header) < 8:
+        if len(header) < HEADER_SIZE or not valid_header_at(header, 0):
             return 0
-        return int.from_bytes(header[:8], "little") + OVERHEAD if len(header) == HEADER_SIZE else 0
+        return min(int.from_bytes(header[:8], "little") + OVERHEAD, size - self.offset)
 
 
 class EventStream:
@@ -115,16 +125,28 @@ class EventStream:
         return next(self._iterator)
 
     def _events(self) -> Iterator[Event]:
+        in_directory = self.path.is_dir()
         for path in resolve_files(self.path):
             decode = DECODERS[sniff_kind(path)]
             name = path.name
-            for payload in RecordFile(path).read_payloads(self.stats):
-                try:
-                    events = decode(payload, name, self.stats)
-                except PayloadError:
-                    self.stats.reject_record()
-                    continue
-                yield from events
+            try:
+                for payload in RecordFile(path).read_payloads(self.stats):
+                    try:
+                        events = decode(payload, name, self.stats)
+                    except PayloadError:
+                        self.stats.reject_record()
+                        continue
+                    yield from events
+            except NotAnEventFileError as err:
+                if not in_directory:
+                    raise
+                note_unreadable(err, self.stats)
+
+
+def note_unreadable(err: NotAnEventFileError, stats: ReadStats) -> None:
+    """Count a run directory's file that holds no record, and say so once; reading goes on."""
+    stats.unreadable_files.append(err.path)
+    warn_once(f"unreadable:{err.path}", "%s; skipped", err)
 
 
 def resolve_files(path: str | os.PathLike[str]) -> list[Path]:

@@ -10,6 +10,7 @@ the plain protobuf path: the reference the tests hold the fast one to.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from collections.abc import Iterable
 from typing import Literal
@@ -18,7 +19,15 @@ import numpy as np
 
 from sumlens.io.events import Event
 from sumlens.io.framing import ReadStats
-from sumlens.io.reader import DECODERS, PayloadError, RecordFile, resolve_files, sniff_kind
+from sumlens.io.reader import (
+    DECODERS,
+    NotAnEventFileError,
+    PayloadError,
+    RecordFile,
+    note_unreadable,
+    resolve_files,
+    sniff_kind,
+)
 
 Engine = Literal["auto", "numba", "python"]
 ENGINES = ("auto", "numba", "python")
@@ -51,14 +60,21 @@ def read_scalars(path: str | os.PathLike[str], engine: Engine = "auto") -> Scala
     stats = ReadStats()
     use_numba = engine == "numba" or (engine == "auto" and _numba_available())
     parts: dict[str, list[Columns]] = {}
+    in_directory = os.path.isdir(path)
     for file in files:
         kind = sniff_kind(file)
-        if use_numba:
-            from sumlens.io._fastscan import scan_file_scalars
+        try:
+            if use_numba:
+                from sumlens.io._fastscan import scan_file_scalars
 
-            found = scan_file_scalars(file, kind, stats)
-        else:
-            found = _python_file_scalars(file, kind, stats)
+                found = scan_file_scalars(file, kind, stats)
+            else:
+                found = _python_file_scalars(file, kind, stats)
+        except NotAnEventFileError as err:
+            if not in_directory:
+                raise
+            note_unreadable(err, stats)
+            continue
         for tag, columns in found.items():
             parts.setdefault(tag, []).append(columns)
     return Scalars({tag: _concat(chunks) for tag, chunks in parts.items()}, stats)
@@ -71,11 +87,7 @@ def _concat(chunks: list[Columns]) -> Columns:
 
 
 def _numba_available() -> bool:
-    try:
-        import numba  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    return importlib.util.find_spec("numba") is not None
 
 
 def scalar_columns(events: Iterable[Event]) -> dict[str, Columns]:
