@@ -1,6 +1,28 @@
-"""sumlens: record what training does (MindSpore summary or TensorBoard format) and see it."""
+"""sumlens: record what training does (MindSpore summary or TensorBoard format) and see it.
+
+The public names are imported on first use, so ``import sumlens.io`` (the viewer's and a
+reader's entry point) does not pay for the writer's imports (Pillow, the encoders).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from sumlens._log import logger
 from sumlens._version import __version__
 
-__all__ = ["__version__", "logger"]
+if TYPE_CHECKING:
+    from sumlens.summary import SummaryRecord
+
+_LAZY = {"SummaryRecord": "sumlens.summary"}
+
+__all__ = ["SummaryRecord", "__version__", "logger"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'sumlens' has no attribute {name!r}")

@@ -8,7 +8,10 @@ has it); plain zlib CRC-32 would not match what the writers store.
 
 from __future__ import annotations
 
-import crc32c as _crc32c
+try:  # the extension module itself: `import crc32c` also loads importlib.metadata (~25 ms)
+    from crc32c._crc32c import crc32c
+except ImportError:  # pragma: no cover - a future layout of the package
+    from crc32c import crc32c
 
 MASK_DELTA = 0xA282EAD8
 
@@ -26,4 +29,4 @@ def unmask(masked: int) -> int:
 
 def masked_crc32c(data: bytes | bytearray | memoryview) -> int:
     """Masked CRC-32C of ``data``, as stored after a record's length and after its payload."""
-    return mask(_crc32c.crc32c(data))
+    return mask(crc32c(data))

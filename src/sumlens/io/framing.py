@@ -22,9 +22,7 @@ import struct
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-import crc32c as _crc32c
-
-from sumlens.io.crc import mask, masked_crc32c
+from sumlens.io.crc import crc32c, mask, masked_crc32c
 
 HEADER_SIZE = 12
 """Bytes before a payload: the 8-byte length and its 4-byte CRC."""
@@ -92,7 +90,7 @@ class ReadStats:
 def valid_header_at(buf: bytes | memoryview, pos: int) -> bool:
     """Whether the 12 bytes at ``pos`` are a length with a matching masked CRC."""
     length_bytes = buf[pos : pos + 8]
-    return mask(_crc32c.crc32c(length_bytes)) == _U32.unpack_from(buf, pos + 8)[0]
+    return mask(crc32c(length_bytes)) == _U32.unpack_from(buf, pos + 8)[0]
 
 
 def scan_records(
@@ -104,7 +102,7 @@ def scan_records(
     ``StopIteration.value``; see :func:`scan_all`) is the offset where a later scan must
     resume: the start of an incomplete record, or ``end``.
     """
-    crc = _crc32c.crc32c
+    crc = crc32c
     unpack_header = _HEADER.unpack_from
     unpack_u32 = _U32.unpack_from
     view = memoryview(buf)
