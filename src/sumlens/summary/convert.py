@@ -36,6 +36,11 @@ class PendingArray:
         return self._host.numpy().dtype
 
     @property
+    def nbytes(self) -> int:
+        """Bytes of the pinned host buffer the copy lands in."""
+        return int(self._host.numel() * self._host.element_size())
+
+    @property
     def shape(self) -> tuple[int, ...]:
         """The shape of the array :meth:`result` will return."""
         return tuple(self._host.shape)

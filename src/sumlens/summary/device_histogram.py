@@ -4,9 +4,11 @@ For a CUDA tensor, copying a 100M-element tensor to the host to bin it would cos
 than the training step. Here the statistics and the bucket counts are computed with
 torch ops on the tensor's own device, packed into one small float64 tensor and copied
 asynchronously into pinned memory; the writer thread waits for that copy, never the
-training thread. The bucket edges are then computed on the host from the min and max,
-exactly as for host arrays; a value lying exactly on an edge may land one bucket over
-(float rounding on the device), which the tests bound.
+training thread. The bucket edges are computed on the device exactly as
+``numpy.linspace`` computes them on the host (in the array's float type, or in float64
+and floored for integers, whose edges are therefore uneven) and each value is placed by
+comparing it with them, so the counts are those of the host rule; the host then
+rebuilds the same edges from the min and max.
 
 MindSpore's bucket count depends on the number of *finite* values, which the host cannot
 know without waiting. Tensors of up to :data:`SMALL_TENSOR` elements are therefore just
@@ -35,19 +37,20 @@ def device_statistics(tensor: Any, bins: int = MAX_BUCKETS) -> Any:
     import torch
 
     flat = tensor.detach().reshape(-1)
+    edge_dtype = torch.float64 if flat.dtype == torch.float64 else torch.float32
     if not flat.is_floating_point():
         flat = flat.to(torch.float64)
+        edge_dtype = None
     finite = torch.isfinite(flat)
-    inf = torch.tensor(float("inf"), dtype=flat.dtype, device=flat.device)
+    # torch.full, not torch.tensor: a Python value copied to the device would make the
+    # host wait for the stream (a synchronous copy), which this module exists to avoid.
+    inf = torch.full((), float("inf"), dtype=flat.dtype, device=flat.device)
     lo = torch.where(finite, flat, inf).min().to(torch.float64)
     hi = torch.where(finite, flat, -inf).max().to(torch.float64)
     values = flat.to(torch.float64)
     total = torch.where(finite, values, 0.0).sum()
-    span = hi - lo
-    equal = span == 0
-    start = torch.where(equal, lo - 0.5, lo)
-    width = torch.where(equal, torch.ones_like(span), span)
-    index = ((values - start) * (bins / width)).floor().clamp_(0, bins - 1).to(torch.int64)
+    edges = _edges(lo, hi, bins, edge_dtype)
+    index = torch.bucketize(values, edges[1:-1], right=True)  # [left, right), last closed
     index = torch.where(finite, index, torch.full_like(index, bins))  # non-finite: spill bucket
     counts = torch.zeros(bins + 1, dtype=torch.float64, device=flat.device)
     counts.scatter_add_(0, index, torch.ones_like(values))
@@ -65,8 +68,32 @@ def device_statistics(tensor: Any, bins: int = MAX_BUCKETS) -> Any:
     return torch.cat([stats, counts[:bins]])
 
 
+def _edges(lo: Any, hi: Any, bins: int, dtype: Any) -> Any:
+    """:func:`~sumlens.summary.histogram.bucket_edges` on the device, as float64.
+
+    Replays ``numpy.linspace`` operation by operation: in ``dtype`` (the host array's
+    float type), or for integers (``dtype`` None) in float64 and floored; when all
+    values are equal, ``min - 0.5 .. max + 0.5`` in float64.
+    """
+    import torch
+
+    steps = torch.arange(bins + 1, dtype=torch.float64, device=lo.device)
+    start, stop = lo - 0.5, hi + 0.5
+    flat = steps * ((stop - start) / bins) + start
+    flat[-1] = stop
+    compute = torch.float64 if dtype is None else dtype
+    lo_c, hi_c = lo.to(compute), hi.to(compute)
+    edges = steps.to(compute) * ((hi_c - lo_c) / bins) + lo_c
+    edges[-1] = hi_c
+    if dtype is None:
+        edges = edges.floor()
+    return torch.where(lo == hi, flat, edges.to(torch.float64))
+
+
 def histogram_from_statistics(packed: np.ndarray, dtype: np.dtype, size: int) -> Histogram:
     """Rebuild a :class:`Histogram` from :func:`device_statistics` copied to the host."""
+    if dtype == np.bool_:
+        dtype = np.dtype(np.uint8)  # binned as 0/1, as the host does
     lo, hi, total, finite, nan, pos, neg = packed[:_STATS]
     counts = packed[_STATS:].astype(np.int64)
     tally = (size, int(nan), int(pos), int(neg))

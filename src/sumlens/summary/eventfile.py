@@ -11,7 +11,8 @@ It owns the byte-level promises of the writer:
 * before writing, the free space must be at least :data:`DISK_SPACE_FACTOR` times the
   bytes about to be written (MindSpore's guard), else ``RuntimeError``;
 * a failed write (ENOSPC, EFBIG ...) is cut back to the last complete record, so the file
-  stays readable to its end and later records can follow.
+  stays readable to its end and later records can follow; a new file whose header
+  cannot be written is removed again, so no file ever lacks its header.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+
+import numpy as np
 
 from sumlens.io.framing import encode_record
 from sumlens.io.naming import claim_free_name
@@ -69,15 +72,28 @@ class EventFile:
 
     def append(self, payloads: list[bytes]) -> None:
         """Frame and write ``payloads`` in order, opening or rotating files as needed."""
-        pending = bytearray()
-        for payload in payloads:
-            record = encode_record(payload)
-            if self._fd < 0 or self._over_limit(len(pending) + len(record)):
-                self._write(pending)
-                pending = bytearray()
-                self._rotate(len(record))
-            pending += record
-        self._write(pending)
+        records = [encode_record(payload) for payload in payloads]
+        self.append_framed(b"".join(records), np.cumsum([len(r) for r in records]))
+
+    def append_framed(self, data: bytes | bytearray | np.ndarray, ends: np.ndarray) -> None:
+        """Write records framed back to back in ``data`` (``ends[i]``: end of record i).
+
+        Each write takes as many whole records as fit before the size limit; a record
+        that does not fit starts the next file.
+        """
+        view = memoryview(data).cast("B")
+        start, first, count = 0, 0, len(ends)
+        while first < count:
+            size = int(ends[first]) - start
+            if self._fd < 0 or self._over_limit(size):
+                self._rotate(size)
+            last = count
+            if self.max_file_size is not None:
+                room = start + self.max_file_size - self._size
+                last = max(first + 1, int(np.searchsorted(ends, room, side="right")))
+            stop = int(ends[last - 1])
+            self._write(view[start:stop])
+            start, first = stop, last
 
     def _over_limit(self, extra: int) -> bool:
         return self.max_file_size is not None and self._size + extra > self.max_file_size
@@ -95,10 +111,18 @@ class EventFile:
         path, self.seconds = claim_free_name(self.directory, self.make_name, self.seconds)
         self._fd = os.open(path, os.O_WRONLY | os.O_APPEND)
         self.path, self._size = path, 0
+        try:
+            self._write(header)
+        except BaseException:
+            # Without its header the file must not take records: give the name back, so
+            # the next append starts over with a new file that has one.
+            os.close(self._fd)
+            self._fd, self.path = -1, None
+            path.unlink()
+            raise
         self.paths.append(path)
-        self._write(header)
 
-    def _write(self, data: bytes | bytearray) -> None:
+    def _write(self, data: bytes | bytearray | memoryview) -> None:
         if not data:
             return
         if free_disk_bytes(self.directory) < DISK_SPACE_FACTOR * len(data):

@@ -18,7 +18,9 @@ class Item:
     ``value`` by plugin: scalar -> float or array snapshot; image -> (snapshot, layout);
     tensor/histogram -> snapshot (a histogram may already be a computed
     :class:`~sumlens.io.events.Histogram`); graph/lineage/landscape -> protobuf message.
-    ``nbytes`` estimates the encoded size (for the queue bound and the 2 GiB check).
+    ``nbytes`` estimates the encoded size (for the 2 GiB check); ``held`` is the memory
+    the value holds until it is written (its snapshot), which may be far larger (a
+    histogram of a big tensor). The queue bound counts the larger of the two.
     """
 
     plugin: str
@@ -26,6 +28,7 @@ class Item:
     value: Any
     nbytes: int = 64
     export: bool = False
+    held: int = 0
 
 
 @dataclass(slots=True)
@@ -40,3 +43,8 @@ class StepBatch:
     def nbytes(self) -> int:
         """Estimated bytes of everything in the batch."""
         return 64 + sum(item.nbytes for item in self.items)
+
+    @property
+    def pending_bytes(self) -> int:
+        """Estimated memory the batch takes until written (for the queue bound)."""
+        return 64 + sum(max(item.nbytes, item.held) for item in self.items)

@@ -8,10 +8,11 @@ a batch holds several, since Pillow, numpy and our numba kernels release the GIL
 serializes, frames and appends them in order, and hands the bytes to the OS whenever the
 queue runs dry, so data is readable by other processes within moments without a flush.
 
-Memory is bounded: each batch's estimated size is added to ``enqueued`` by the caller
-and to ``written`` by the writer once on disk; a caller that finds more than
-``max_pending_bytes`` (or ``max_pending_batches``) in flight waits for the writer
-(back-pressure), it never drops data.
+Memory is bounded: each batch's estimated memory (its snapshots, or its encoded size
+if larger) is added to ``enqueued`` by the caller and to ``written`` by the writer once
+on disk; a caller that finds more than ``max_pending_bytes`` (or
+``max_pending_batches``) in flight waits for the writer (back-pressure), it never
+drops data.
 
 Write errors are the writer's to catch: they are logged once per cause and, with
 ``raise_exception=True``, re-raised on the caller's thread at its next call.
@@ -31,11 +32,19 @@ from sumlens._log import log_once, logger
 from sumlens.summary.encoders import ENCODERS, HEAVY_PLUGINS, EncodedStep, encode_value
 from sumlens.summary.eventfile import EventFile
 from sumlens.summary.items import Item, StepBatch
+from sumlens.summary.scalar_block import (
+    BLOCK_SECONDS,
+    ScalarBlock,
+    TagTable,
+    encode_scalar_block,
+)
 
 MAX_PENDING_BYTES = 512 * 1024 * 1024
 """Default bound on the estimated bytes of queued, unwritten values."""
 MAX_PENDING_BATCHES = 100_000
 """Default bound on queued, unwritten ``record`` calls (keeps many tiny steps bounded too)."""
+IDLE_SECONDS = 2 * BLOCK_SECONDS
+"""A writer that hears nothing for this long writes the caller's open scalar block itself."""
 
 
 @dataclass(slots=True)
@@ -105,18 +114,22 @@ class WriterPipeline:
         export: Callable[[StepBatch, Item, Any], None] | None = None,
         max_pending_bytes: int = MAX_PENDING_BYTES,
         max_pending_batches: int = MAX_PENDING_BATCHES,
+        open_scalars: Callable[[], ScalarBlock | None] | None = None,
+        tags: TagTable | None = None,
     ) -> None:
+        self.file_format = file_format
         self._encode_step = ENCODERS[file_format]
+        self._open_scalars = open_scalars
+        self._tags = tags
         self.summary_file = summary_file
         self.lineage_file = lineage_file
         self._export = export
         self.max_pending_bytes = max_pending_bytes
         self.max_pending_batches = max_pending_batches
-        self._queue: queue.SimpleQueue[StepBatch | _Marker] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[StepBatch | ScalarBlock | _Marker] = queue.SimpleQueue()
         self._enqueued_bytes = self._written_bytes = 0
         self._enqueued_batches = self._written_batches = 0
         self._progress = threading.Event()
-        self._caller_lock = threading.Lock()
         self._error: BaseException | None = None
         self._workers = workers
         self._pool: EncoderPool | None = None
@@ -125,9 +138,15 @@ class WriterPipeline:
 
     # ---- caller side -------------------------------------------------------------------
 
-    def submit(self, batch: StepBatch) -> None:
-        """Queue ``batch``; wait first if too much is already in flight."""
-        nbytes = batch.nbytes
+    def submit(self, batch: StepBatch | ScalarBlock) -> None:
+        """Queue ``batch``; wait first if too much is already in flight.
+
+        The in-flight counters are plain integers: ``enqueued`` is written by callers only
+        and ``written`` by the writer only, so no lock is shared with the writer (or with a
+        signal handler that interrupts a caller). Concurrent callers may miscount a few
+        bytes of the bound, never lose data.
+        """
+        nbytes = batch.pending_bytes
         while (
             self._enqueued_bytes - self._written_bytes + nbytes > self.max_pending_bytes
             and self._enqueued_batches > self._written_batches
@@ -136,9 +155,8 @@ class WriterPipeline:
                 raise RuntimeError("the summary writer thread has stopped")
             self._progress.clear()
             self._progress.wait(0.05)
-        with self._caller_lock:
-            self._enqueued_bytes += nbytes
-            self._enqueued_batches += 1
+        self._enqueued_bytes += nbytes
+        self._enqueued_batches += 1
         self._queue.put(batch)
 
     def flush(self, timeout: float | None = None) -> bool:
@@ -173,15 +191,25 @@ class WriterPipeline:
     def _run(self) -> None:
         stop = False
         while not stop:
-            entries = [self._queue.get()]
+            try:
+                entries = [self._queue.get(timeout=IDLE_SECONDS)]
+            except queue.Empty:  # the caller went quiet: write its open scalar block
+                block = self._open_scalars() if self._open_scalars else None
+                if block is not None:
+                    self._handle([block])
+                continue
             while not self._queue.empty() and len(entries) < 4096:
                 entries.append(self._queue.get())
             stop = self._handle(entries)
         if self._pool is not None:
             self._pool.shutdown()
 
-    def _handle(self, entries: list[StepBatch | _Marker]) -> bool:
-        """Write a run of batches; answer markers in order. True when asked to stop."""
+    def _handle(self, entries: list[StepBatch | ScalarBlock | _Marker]) -> bool:
+        """Write entries in order; answer markers once all before them are written.
+
+        Runs of step batches are written together (their heavy values encoded in parallel);
+        a scalar block or a marker ends a run. True when asked to stop.
+        """
         batches: list[StepBatch] = []
         for entry in entries:
             if isinstance(entry, StepBatch):
@@ -189,6 +217,9 @@ class WriterPipeline:
                 continue
             self._write(batches)
             batches = []
+            if isinstance(entry, ScalarBlock):
+                self._write_scalars(entry)
+                continue
             if entry.stop:
                 self._guard(self.summary_file.close, "close")
                 self._guard(self.lineage_file.close, "close")
@@ -201,15 +232,23 @@ class WriterPipeline:
     def _write(self, batches: list[StepBatch]) -> None:
         if not batches:
             return
-        steps = [self._encode(batch) for batch in self._encode_values(batches)]
+        steps = [step for entry in self._encode_values(batches) if (step := self._encode(entry))]
         summary = [payload for step in steps for payload in step.summary]
         lineage = [payload for step in steps for payload in step.lineage]
         if summary:
             self._guard(lambda: self.summary_file.append(summary), "write")
         if lineage:
             self._guard(lambda: self.lineage_file.append(lineage), "write")
-        self._written_bytes += sum(batch.nbytes for batch in batches)
+        self._written_bytes += sum(batch.pending_bytes for batch in batches)
         self._written_batches += len(batches)
+        self._progress.set()
+
+    def _write_scalars(self, block: ScalarBlock) -> None:
+        if len(block):
+            data, ends = encode_scalar_block(block, self._tags, self.file_format)
+            self._guard(lambda: self.summary_file.append_framed(data, ends), "write")
+        self._written_bytes += block.pending_bytes
+        self._written_batches += 1
         self._progress.set()
 
     def _encode_values(self, batches: list[StepBatch]) -> list[tuple[StepBatch, list[Any]]]:
@@ -232,13 +271,18 @@ class WriterPipeline:
             for batch, jobs in zip(batches, started, strict=True)
         ]
 
-    def _encode(self, entry: tuple[StepBatch, list[Any]]) -> EncodedStep:
+    def _encode(self, entry: tuple[StepBatch, list[Any]]) -> EncodedStep | None:
+        """Serialize one step (and export its tensors); None, logged, if that fails."""
         batch, values = entry
         if self._export is not None:
             for item, value in zip(batch.items, values, strict=True):
                 if item.export and value is not None:
                     self._guard(lambda i=item, v=value: self._export(batch, i, v), "export")
-        return self._encode_step(batch, values)
+        try:
+            return self._encode_step(batch, values)
+        except Exception as err:  # the writer must outlive one bad step
+            logger.error("could not serialize step %d, skipped: %s", batch.step, err)
+            return None
 
     def _guard(self, action: Callable[[], None], what: str) -> None:
         """Run a file action; log a failure once per cause and keep it for the caller."""

@@ -48,6 +48,7 @@ from sumlens.summary.export import NpyExporter, check_export_options
 from sumlens.summary.image import nchw_shape
 from sumlens.summary.items import Item, StepBatch
 from sumlens.summary.pipeline import MAX_PENDING_BYTES, WriterPipeline
+from sumlens.summary.scalar_block import ScalarCollector
 from sumlens.summary.tensor import check_tensor_dtype
 
 TENSOR_PLUGINS = ("scalar", "image", "tensor", "histogram")
@@ -65,6 +66,8 @@ MODES = ("train", "eval")
 MAX_STEP_BYTES = 2**31 - 1
 """Protobuf cannot serialize a message larger than this; one step's event must stay below."""
 MAX_LOG_DIR_LENGTH = 1024
+_PLAIN_NUMBERS = frozenset({float, int, np.float64, np.float32, np.float16, np.int64, np.int32})
+"""Scalar values taken as they are (no snapshot needed: they are immutable)."""
 
 
 def _check_type(name: str, value: object, kinds: type | tuple[type, ...], allowed: str) -> None:
@@ -109,8 +112,9 @@ class SummaryRecord:
 
     ``num_process`` bounds the threads that encode images, histograms and tensors (Pillow,
     numpy and our kernels release the GIL, so threads work in parallel without copying
-    data to other processes). ``max_file_size`` (bytes) rotates to a new file, named with
-    the next free second, before a file would exceed it. ``raise_exception=True`` re-raises
+    data to other processes). ``max_file_size`` (bytes) rotates to a new summary file,
+    named with the next free second, before one would exceed it (the lineage file, a few
+    small records that MindInsight needs together, is not split). ``raise_exception=True`` re-raises
     write errors (disk full, file too large ...) on your thread at the next call; otherwise
     they are logged once. ``export_options={"tensor_format": "npy"}`` also saves every
     tensor as a ``.npy`` file. ``file_format="tensorboard"`` writes TensorBoard event files
@@ -159,6 +163,8 @@ class SummaryRecord:
         self._mode = "train"
         self._pool: dict[tuple[str, str], Item] = {}
         self._op_values: dict[tuple[str, str], Item] = {}
+        self._scalars: dict[str, float] = {}
+        self._scalar_steps = ScalarCollector()
         self._closed = False
         self._forked = False
         self._tokens: list[contextvars.Token] = []
@@ -179,11 +185,13 @@ class SummaryRecord:
             max_file_size,
             header=lambda: version_payload(file_format, time.time()),
         )
+        # No size limit for lineage: its few small records must stay in one file, since
+        # MindInsight rejects a lineage file holding custom lineage data alone.
         lineage_file = EventFile(
             directory,
             lambda t: lineage_file_name(t, file_prefix, rank, host),
             seconds,
-            max_file_size,
+            None,
         )
         exporter = None
         if self._export_options.get("tensor_format") == "npy":
@@ -195,6 +203,8 @@ class SummaryRecord:
             workers=max(1, min(num_process, os.cpu_count() or 1)),
             export=exporter,
             max_pending_bytes=max_pending_bytes,
+            open_scalars=self._scalar_steps.take,
+            tags=self._scalar_steps.tags,
         )
         registry.register(self)
 
@@ -229,6 +239,11 @@ class SummaryRecord:
         twice before a record keeps the newest value (with one warning). ``dataformats``
         gives an image's layout (NCHW, NHWC, CHW, HWC or HW).
         """
+        if plugin == "scalar" and type(name) is str and name:  # the hot path
+            number = _plain_scalar(value)
+            if number is not None:
+                self._add_scalar(name, number)
+                return
         _check_type("plugin", plugin, str, f"one of {', '.join(PLUGINS)}")
         key = plugin.lower()
         if key not in PLUGINS:
@@ -236,7 +251,22 @@ class SummaryRecord:
         if not self.is_open:
             return
         item = self._make_item(key, name, value, dataformats)
-        self._put(self._pool, item, "add_value")
+        if key == "scalar" and isinstance(item.value, float):
+            self._add_scalar(name, item.value)
+        else:
+            self._put(self._pool, item, "add_value")
+
+    def _add_scalar(self, name: str, value: float) -> None:
+        """Keep a plain scalar for the next record (in the scalar fast lane)."""
+        if self._closed or self._forked:
+            return
+        if name in self._scalars:
+            warn_once(
+                f"duplicate:add_value:scalar:{name}",
+                "'%s/scalar' was given twice before record(); only the newest value is written",
+                name,
+            )
+        self._scalars[name] = value
 
     def _put(self, pool: dict[tuple[str, str], Item], item: Item, source: str) -> None:
         slot = (item.plugin, item.tag)
@@ -254,8 +284,22 @@ class SummaryRecord:
             _check_type("name", name, str, "a non-empty str")
             if not name:
                 raise ValueError(f"name must be a non-empty str for plugin {plugin!r}")
-            return _tensor_item(plugin, name, value, dataformats, self._export_options)
+            budget = self._budget((plugin, name))
+            return _tensor_item(plugin, name, value, dataformats, self._export_options, budget)
         return Item(plugin, str(name), _message(plugin, value))
+
+    def _budget(self, slot: tuple[str, str]) -> int:
+        """Estimated bytes a new value for ``slot`` may take so that its step stays writable.
+
+        Checked before the value is copied, so a value that could never be written costs
+        no memory. In MindSpore's format the values already added for the step (but not
+        the one this value replaces) share the limit; in TensorBoard's each value is an
+        event of its own.
+        """
+        if self.file_format == "tensorboard":
+            return MAX_STEP_BYTES
+        others = sum(item.nbytes for key, item in self._pool.items() if key != slot)
+        return MAX_STEP_BYTES - StepBatch(0, 0.0).nbytes - others
 
     # ---- summary operators -----------------------------------------------------------------
 
@@ -296,18 +340,39 @@ class SummaryRecord:
             logger.error("The record writer is closed; record(%d) wrote nothing", step)
             return False
         self._raise_pending()
+        wall = time.time()
+        scalars = self._scalars
+        if plugin_filter is not None and scalars and not plugin_filter("scalar"):
+            scalars.clear()
+        if not self._pool and not (self._op_values and self._mode == "train"):
+            self._op_values.clear()
+            if scalars:  # only plain scalars this step: the fast lane, no per-step objects
+                block = self._scalar_steps.add_step(step, wall, scalars)
+                scalars.clear()
+                if block is not None:
+                    self._pipeline.submit(block)
+            return True
         pool, self._pool = self._pool, {}
         ops, self._op_values = self._op_values, {}
         if self._mode == "train":
             pool.update(ops)
-        items = list(pool.values())
+        items = [Item("scalar", name, value) for name, value in scalars.items()]
+        scalars.clear()
+        items += pool.values()
         if plugin_filter is not None:
             items = [item for item in items if plugin_filter(item.plugin)]
-        batch = StepBatch(step, time.time(), items)
+        batch = StepBatch(step, wall, items)
         self._check_size(batch)
+        self._submit_open_scalars()
         if items:
             self._pipeline.submit(batch)
         return True
+
+    def _submit_open_scalars(self) -> None:
+        """Queue the open scalar block, so what follows is written after it."""
+        block = self._scalar_steps.take()
+        if block is not None:
+            self._pipeline.submit(block)
 
     def _check_size(self, batch: StepBatch) -> None:
         per_event = batch.items if self.file_format == "tensorboard" else [batch]
@@ -332,6 +397,7 @@ class SummaryRecord:
         if self._closed:
             logger.error("The record writer is closed and can not flush")
             return
+        self._submit_open_scalars()
         self._pipeline.flush()
         self._raise_pending()
 
@@ -341,6 +407,7 @@ class SummaryRecord:
             return
         self._closed = True
         registry.unregister(self)
+        self._submit_open_scalars()
         if not self._pipeline.close(timeout):
             logger.error("closing the summary writer timed out after %s s", timeout)
         self._raise_pending()
@@ -353,7 +420,8 @@ class SummaryRecord:
     def _disable_after_fork(self) -> None:
         """In a forked child: never write, never wait (the writer thread stayed in the parent)."""
         self._forked = True
-        self._pool, self._op_values = {}, {}
+        self._pool, self._op_values, self._scalars = {}, {}, {}
+        self._scalar_steps.reset_after_fork()
 
     # ---- context manager -------------------------------------------------------------------
 
@@ -378,12 +446,33 @@ class SummaryRecord:
         return f"SummaryRecord({self.log_dir!r}, {state})"
 
 
+def _plain_scalar(value: Any) -> float | None:
+    """``value`` as a float if that is cheap and safe now (a number, a one-element CPU tensor)."""
+    kind = type(value)
+    if kind in _PLAIN_NUMBERS:
+        return float(value)
+    torch = sys.modules.get("torch")
+    if torch is not None and kind is torch.Tensor and value.is_cpu and value.numel() == 1:
+        return float(value.item())
+    return None
+
+
 def _tensor_item(
-    plugin: str, name: str, value: Any, dataformats: str, export_options: dict[str, Any]
+    plugin: str,
+    name: str,
+    value: Any,
+    dataformats: str,
+    export_options: dict[str, Any],
+    budget: int | None = None,
 ) -> Item:
-    """Validate and snapshot an array-like value for ``plugin``."""
+    """Validate and snapshot an array-like value for ``plugin``.
+
+    ``budget`` (default: the whole :data:`MAX_STEP_BYTES`) bounds the estimated encoded
+    size; it is checked from the shape alone, before anything is copied.
+    """
     shape = _shape_of(value, name)
     size = int(np.prod(shape, dtype=np.int64))
+    budget = MAX_STEP_BYTES if budget is None else budget
     if plugin == "scalar":
         if size != 1:
             raise ValueError(f"scalar {name!r} must hold exactly one value, got shape {shape}")
@@ -394,23 +483,33 @@ def _tensor_item(
         return Item(plugin, name, snapshot(value, name))
     if plugin == "image":
         n, channels, height, width = nchw_shape(shape, dataformats, name)
-        return Item(
-            plugin,
-            name,
-            (snapshot(value, name), dataformats.upper()),
-            nbytes=n * channels * height * width + 1024,
-        )
+        nbytes = _check_budget(plugin, name, n * channels * height * width + 1024, budget)
+        pixels = snapshot(value, name)
+        return Item(plugin, name, (pixels, dataformats.upper()), nbytes=nbytes, held=pixels.nbytes)
     if not shape:
         raise ValueError(f"{plugin} {name!r} must have at least one dimension, got a 0-d value")
     if plugin == "histogram":
         if is_cuda_tensor(value) and size > SMALL_TENSOR:
             packed = copy_to_host_async(device_statistics(value))
             return Item(plugin, name, DeviceHistogram(packed, torch_numpy_dtype(value), size))
-        return Item(plugin, name, snapshot(value, name), nbytes=4096)
+        array = snapshot(value, name)
+        return Item(plugin, name, array, nbytes=4096, held=array.nbytes)
+    nbytes = _check_budget(plugin, name, 4 * size + 64, budget)
     array = snapshot(value, name)
     check_tensor_dtype(array.dtype, name)
     export = export_options.get("tensor_format") == "npy"
-    return Item(plugin, name, array, nbytes=4 * size + 64, export=export)
+    return Item(plugin, name, array, nbytes=nbytes, export=export, held=array.nbytes)
+
+
+def _check_budget(plugin: str, name: str, nbytes: int, budget: int) -> int:
+    """Return ``nbytes``; raise ``ValueError`` if it exceeds what the step has left."""
+    if nbytes > budget:
+        raise ValueError(
+            f"{plugin} {name!r} would take about {nbytes} bytes, which puts its step over the "
+            f"{MAX_STEP_BYTES}-byte limit of a protobuf message; record fewer or smaller "
+            "values per step"
+        )
+    return nbytes
 
 
 def _shape_of(value: Any, name: str) -> tuple[int, ...]:

@@ -24,14 +24,15 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from sumlens.summary.record import SummaryRecord
 
-EXIT_FLUSH_TIMEOUT = 30.0
-"""Seconds a SIGTERM handler waits for each record's data to reach the disk."""
+EXIT_FLUSH_TIMEOUT = 60.0
+"""Seconds exit and SIGTERM wait for each record's data to reach the disk (never forever)."""
 
 _open: list[weakref.ReferenceType[SummaryRecord]] = []
 _entered: contextvars.ContextVar[tuple[SummaryRecord, ...]] = contextvars.ContextVar(
     "sumlens_entered_records", default=()
 )
-_lock = threading.Lock()
+_lock = threading.RLock()
+"""Reentrant: the SIGTERM handler runs on the main thread, possibly while it holds the lock."""
 _previous_sigterm: Any = None
 _sigterm_installed = False
 
@@ -78,8 +79,8 @@ def active_record() -> SummaryRecord | None:
     return None
 
 
-def close_all(timeout: float | None = None) -> None:
-    """Close every open record (used at exit and on SIGTERM)."""
+def close_all(timeout: float | None = EXIT_FLUSH_TIMEOUT) -> None:
+    """Close every open record (used at exit and on SIGTERM), waiting at most ``timeout`` each."""
     for record in reversed(open_records()):
         record.close(timeout=timeout)
 
@@ -109,7 +110,7 @@ def _install_sigterm_handler() -> None:
 
 def _after_fork_in_child() -> None:
     global _lock
-    _lock = threading.Lock()
+    _lock = threading.RLock()
     for ref in _open:
         record = ref()
         if record is not None:

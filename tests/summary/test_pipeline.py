@@ -1,0 +1,232 @@
+"""The writer pipeline: back-pressure bounds memory without losing data; data reaches other
+processes after ``flush()`` and, without it, within moments."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+from summary_helpers import Child, read_events, run_child
+
+from sumlens import SummaryRecord
+from sumlens.io import read_scalars
+from sumlens.lineage import TrainLineage
+
+MiB = 2**20
+HISTOGRAM_ELEMENTS = 4 * MiB  # float32: 16 MiB per pending value
+STEPS = 40
+BOUND = 32 * MiB
+
+SLOW_WRITER = """
+import json, resource, sys, threading, time
+import numpy as np
+import sumlens.summary.pipeline as pipeline
+from sumlens import SummaryRecord
+from sumlens.summary.histogram import compute_histogram
+
+real_encode = pipeline.encode_value
+
+def slow_encode(item):
+    time.sleep(0.1)  # a deliberately slow writer: the caller outruns it
+    return real_encode(item)
+
+pipeline.encode_value = slow_encode
+log_dir, elements, steps, bound = sys.argv[1], *map(int, sys.argv[2:])
+value = np.random.default_rng(0).normal(size=elements).astype(np.float32)
+compute_histogram(value[:1000])  # compile the kernels before measuring
+
+def rss():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * resource.getpagesize()
+
+def high_water():
+    with open("/proc/self/status") as f:
+        return next(int(l.split()[1]) * 1024 for l in f if l.startswith("VmHWM:"))
+
+samples = []
+done = threading.Event()
+
+def sample():  # in case the high-water mark cannot be reset
+    while not done.wait(0.005):
+        samples.append(rss())
+
+with SummaryRecord(log_dir, max_pending_bytes=bound) as rec:
+    base = rss()  # after the constructor, which may import torch to learn the rank
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")  # reset the high-water mark of the resident size (Linux >= 4.0)
+        reset = True
+    except OSError:
+        reset = False
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    for step in range(steps):
+        value[0] = step
+        rec.add_value("histogram", "h", value)
+        rec.record(step)
+done.set()
+sampler.join()
+peak = max(samples + [rss()] + ([high_water()] if reset else []))
+print(json.dumps({"base": base, "peak": peak, "reset": reset}))
+"""
+
+
+def test_slow_writer_with_huge_histograms_loses_nothing_and_bounds_memory(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    done = run_child(
+        SLOW_WRITER,
+        str(run),
+        str(HISTOGRAM_ELEMENTS),
+        str(STEPS),
+        str(BOUND),
+        cwd=tmp_path,
+        # A fixed mmap threshold: glibc then returns every freed large buffer to the OS at
+        # once, so the resident size measures live values, not what malloc kept for reuse.
+        env={"MALLOC_MMAP_THRESHOLD_": str(MiB)},
+    )
+    assert done.returncode == 0, done.stderr
+    memory = json.loads(done.stdout)
+    grown = memory["peak"] - memory["base"]
+    item = 4 * HISTOGRAM_ELEMENTS
+    # The bound, the value being added while the caller waits, and the one being
+    # encoded; the margin covers allocator slack. Unbounded, this would be ~640 MiB.
+    assert grown < BOUND + 2 * item + 48 * MiB, f"grew by {grown / MiB:.0f} MiB"
+
+    value = np.random.default_rng(0).normal(size=HISTOGRAM_ELEMENTS).astype(np.float32)
+    rest = float(value[1:].sum(dtype=np.float64))
+    events = read_events(run)
+    assert [e.step for e in events] == list(range(STEPS))
+    for event in events:
+        hist = event.value
+        assert hist.count == HISTOGRAM_ELEMENTS
+        assert int(hist.counts.sum()) == HISTOGRAM_ELEMENTS
+        assert hist.sum == np.float64(rest + event.step)
+
+
+READER = """
+import json, sys
+from sumlens.io import iter_events
+stream = iter_events(sys.argv[1])
+rows = [[e.step, e.plugin, e.tag] for e in stream]
+stats = stream.stats
+print(json.dumps({"rows": rows, "damage": [stats.corrupt_records, stats.torn_tail_bytes]}))
+"""
+
+
+def test_after_flush_another_process_reads_every_record(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    rec = SummaryRecord(run)
+    expected = []
+    for step in range(1, 31):
+        rec.add_value("scalar", "loss", 1.0 / step)
+        rec.add_value("tensor", "t", np.full((3, 4), step, dtype=np.int32))
+        rec.add_value("histogram", "h", np.arange(step * 10, dtype=np.float64))
+        rec.add_value("image", "im", np.full((1, 3, 4, 4), step, dtype=np.uint8))
+        expected += [[step, p, n] for p, n in [("scalar", "loss"), ("tensor", "t")]]
+        expected += [[step, "histogram", "h"], [step, "image", "im"]]
+        if step % 10 == 0:
+            rec.add_value("train_lineage", "", TrainLineage(optimizer="SGD", epoch=step))
+        rec.record(step)
+    rec.flush()
+    try:
+        done = run_child(READER, str(run), cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        seen = json.loads(done.stdout)
+        assert seen["damage"] == [0, 0]
+        summary = [row for row in seen["rows"] if row[1] != "train_lineage"]
+        assert sorted(summary) == sorted(expected)
+        assert sum(row[1] == "train_lineage" for row in seen["rows"]) == 3
+    finally:
+        rec.close()
+
+
+UNFLUSHED_WRITER = """
+import sys
+from sumlens import SummaryRecord
+rec = SummaryRecord(sys.argv[1])
+rec.add_value("scalar", "loss", 0.5)
+rec.record(7)
+print("recorded", flush=True)
+sys.stdin.readline()  # no flush, no close until the test says so
+print("closing", flush=True)
+rec.close()
+"""
+
+
+def test_data_appears_within_2_s_without_flush(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    child = Child(UNFLUSHED_WRITER, str(run), cwd=tmp_path)
+    try:
+        assert child.read_line() == "recorded"
+        recorded = time.monotonic()
+        found = None
+        while time.monotonic() - recorded < 2.0:
+            if run.exists() and any(run.iterdir()):
+                scalars = read_scalars(run, engine="python")
+                if "loss" in scalars:
+                    found = scalars["loss"]
+                    break
+            time.sleep(0.01)
+        assert found is not None, "no data within 2 s of record() without a flush"
+        steps, _, values = found
+        assert steps.tolist() == [7]
+        assert values.tolist() == [0.5]
+        assert child.process.poll() is None, "the writer must still be running (no close)"
+        assert child.process.stdin is not None
+        child.process.stdin.write("go\n")
+        child.process.stdin.flush()
+        assert child.read_line() == "closing"
+        assert child.wait() == 0, child.stderr()
+    finally:
+        child.kill()
+
+
+def test_flush_waits_for_everything_recorded_before(tmp_path: Path) -> None:
+    with SummaryRecord(tmp_path, max_pending_bytes=1) as rec:
+        for step in range(200):
+            rec.add_value("tensor", "t", np.full(100, step, dtype=np.float32))
+            rec.record(step)
+        rec.flush()
+        events = read_events(tmp_path)
+        assert [e.step for e in events] == list(range(200))
+        for event in events:
+            np.testing.assert_array_equal(event.value, np.full(100, event.step, np.float32))
+
+
+def test_many_tiny_steps_are_all_written_in_order(tmp_path: Path) -> None:
+    with SummaryRecord(tmp_path) as rec:
+        for step in range(5000):
+            rec.add_value("scalar", "x", float(step))
+            rec.record(step)
+    steps, _, values = read_scalars(tmp_path, engine="python")["x"]
+    assert steps.tolist() == list(range(5000))
+    assert values.tolist() == [float(s) for s in range(5000)]
+
+
+def test_several_heavy_values_per_step_are_encoded_in_parallel_and_in_order(
+    tmp_path: Path,
+) -> None:
+    rng = np.random.default_rng(1)
+    values = [rng.normal(size=(2, 3, 16, 16)).astype(np.float32) for _ in range(8)]
+    with SummaryRecord(tmp_path, num_process=4) as rec:
+        for step, value in enumerate(values):
+            for index in range(4):
+                rec.add_value("image", f"im{index}", value + index)
+                rec.add_value("histogram", f"h{index}", value + index)
+            rec.record(step)
+    with SummaryRecord(tmp_path / "serial", num_process=1) as rec:
+        for step, value in enumerate(values):
+            for index in range(4):
+                rec.add_value("image", f"im{index}", value + index)
+                rec.add_value("histogram", f"h{index}", value + index)
+            rec.record(step)
+    parallel = read_events(tmp_path)
+    serial = read_events(tmp_path / "serial")
+    assert [(e.step, e.tag) for e in parallel] == [(e.step, e.tag) for e in serial]
+    for a, b in zip(parallel, serial, strict=True):
+        if a.plugin == "image":
+            assert a.value.encoded == b.value.encoded
+        else:
+            np.testing.assert_array_equal(a.value.counts, b.value.counts)
