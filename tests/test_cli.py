@@ -34,8 +34,9 @@ def test_read_lists_values(golden_dir, capsys) -> None:
 def test_log_level_from_environment() -> None:
     code = "import logging, sumlens; print(logging.getLogger('sumlens').level)"
     env = {**os.environ, "SUMLENS_LOG_LEVEL": "debug"}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                         check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
     assert int(out.stdout) == logging.DEBUG
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import platform
 import re
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -39,13 +40,9 @@ def check_affix(name: str, value: object) -> str:
 
 def current_rank() -> int:
     """The process rank: torch.distributed's when initialised, else ``$RANK``, else 0."""
-    try:
-        import torch.distributed as dist
-
-        if dist.is_available() and dist.is_initialized():
-            return int(dist.get_rank())
-    except ImportError:
-        pass
+    dist = sys.modules.get("torch.distributed")  # a process group needs it imported already
+    if dist is not None and dist.is_available() and dist.is_initialized():
+        return int(dist.get_rank())
     try:
         return int(os.environ.get("RANK", "0"))
     except ValueError:

@@ -81,8 +81,18 @@ def _value_size(tag_len):  # pragma: no cover - compiled
 
 @numba.njit(cache=True, nogil=True)
 def encode_block(
-    steps, walls, counts, tags, values, tag_bytes, tag_offsets, scalar_field, one_per_value,
-    out, ends, table,
+    steps,
+    walls,
+    counts,
+    tags,
+    values,
+    tag_bytes,
+    tag_offsets,
+    scalar_field,
+    one_per_value,
+    out,
+    ends,
+    table,
 ):  # pragma: no cover - compiled
     """Write framed events into ``out``; ``ends[i]`` = end offset of record i. Returns the count.
 

@@ -34,10 +34,14 @@ class NpyExporter:
         if eventfile.free_disk_bytes(folder) < needed:  # via the module: one seam for tests
             raise RuntimeError(f"The disk space may be soon exhausted by the {str(folder)!r}.")
         path = folder / f"{urllib.parse.quote(item.tag, safe='')}_{batch.step}.npy"
-        if path.exists():
-            os.chmod(path, 0o600)
-        np.save(path, value)
-        os.chmod(path, 0o400)
+        partial = path.with_name(path.name + ".partial")
+        try:  # written aside and renamed: a full disk never leaves a half file under the name
+            with open(partial, "wb") as handle:
+                np.save(handle, value)
+            os.chmod(partial, 0o400)
+            os.replace(partial, path)
+        finally:
+            partial.unlink(missing_ok=True)
 
 
 def check_export_options(export_options: object) -> dict[str, str | None]:

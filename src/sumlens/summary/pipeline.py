@@ -172,6 +172,8 @@ class WriterPipeline:
 
     def _request(self, marker: _Marker, timeout: float | None) -> bool:
         if not self._thread.is_alive():
+            if not marker.stop:
+                logger.error("the summary writer thread has stopped; nothing more is written")
             return True
         self._queue.put(marker)
         waited = 0.0
