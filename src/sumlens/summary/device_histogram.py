@@ -4,11 +4,11 @@ For a CUDA tensor, copying a 100M-element tensor to the host to bin it would cos
 than the training step. Here the statistics and the bucket counts are computed with
 torch ops on the tensor's own device, packed into one small float64 tensor and copied
 asynchronously into pinned memory; the writer thread waits for that copy, never the
-training thread. The bucket edges are computed on the device exactly as
-``numpy.linspace`` computes them on the host (in the array's float type, or in float64
-and floored for integers, whose edges are therefore uneven) and each value is placed by
-comparing it with them, so the counts are those of the host rule; the host then
-rebuilds the same edges from the min and max.
+training thread. The bucket edges are computed on the device exactly as the host
+computes them (``numpy.linspace`` in float64, rounded to the array's dtype; integer
+edges are therefore uneven) and each value is placed by comparing it with them, so the
+counts are those of the host rule; the host then rebuilds the same edges from the min
+and max.
 
 MindSpore's bucket count depends on the number of *finite* values, which the host cannot
 know without waiting. Tensors of up to :data:`SMALL_TENSOR` elements are therefore just
@@ -37,10 +37,14 @@ def device_statistics(tensor: Any, bins: int = MAX_BUCKETS) -> Any:
     import torch
 
     flat = tensor.detach().reshape(-1)
-    edge_dtype = torch.float64 if flat.dtype == torch.float64 else torch.float32
+    # The host's dtype for this tensor: reduced floats become float32, bools uint8.
+    edge_dtype = flat.dtype if flat.dtype in (torch.float64, torch.float32) else torch.float32
+    if flat.dtype == torch.bool:
+        edge_dtype = torch.uint8
+    elif not flat.is_floating_point():
+        edge_dtype = flat.dtype
     if not flat.is_floating_point():
         flat = flat.to(torch.float64)
-        edge_dtype = None
     finite = torch.isfinite(flat)
     # torch.full, not torch.tensor: a Python value copied to the device would make the
     # host wait for the stream (a synchronous copy), which this module exists to avoid.
@@ -71,23 +75,19 @@ def device_statistics(tensor: Any, bins: int = MAX_BUCKETS) -> Any:
 def _edges(lo: Any, hi: Any, bins: int, dtype: Any) -> Any:
     """:func:`~sumlens.summary.histogram.bucket_edges` on the device, as float64.
 
-    Replays ``numpy.linspace`` operation by operation: in ``dtype`` (the host array's
-    float type), or for integers (``dtype`` None) in float64 and floored; when all
-    values are equal, ``min - 0.5 .. max + 0.5`` in float64.
+    Replays ``numpy.linspace`` in float64 operation by operation, then rounds the edges
+    to ``dtype`` (the host array's dtype: float rounding, integer truncation), as the
+    host does; when all values are equal, ``min - 0.5 .. max + 0.5`` in float64.
     """
     import torch
 
-    steps = torch.arange(bins + 1, dtype=torch.float64, device=lo.device)
-    start, stop = lo - 0.5, hi + 0.5
-    flat = steps * ((stop - start) / bins) + start
-    flat[-1] = stop
-    compute = torch.float64 if dtype is None else dtype
-    lo_c, hi_c = lo.to(compute), hi.to(compute)
-    edges = steps.to(compute) * ((hi_c - lo_c) / bins) + lo_c
-    edges[-1] = hi_c
-    if dtype is None:
-        edges = edges.floor()
-    return torch.where(lo == hi, flat, edges.to(torch.float64))
+    equal = lo == hi
+    start = torch.where(equal, lo - 0.5, lo)
+    stop = torch.where(equal, hi + 0.5, hi)
+    edges = torch.arange(bins + 1, dtype=torch.float64, device=lo.device)
+    edges = edges * ((stop - start) / bins) + start
+    edges[-1] = stop
+    return torch.where(equal, edges, edges.to(dtype).to(torch.float64))
 
 
 def histogram_from_statistics(packed: np.ndarray, dtype: np.dtype, size: int) -> Histogram:

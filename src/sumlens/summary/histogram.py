@@ -2,8 +2,8 @@
 
 MindSpore's rule (shared/formats/mindspore-summary-format.md, section 4): over the
 finite values, ``bins`` = 2 for n <= 5, 3 for n <= 10, n // 10 + 1 for n <= 880, else 90;
-edges = ``linspace(min, max, bins + 1)`` in the array's own dtype (``min - 0.5 .. max +
-0.5`` when all finite values are equal); half-open buckets, the last one closed; NaN and
+edges = ``linspace(min, max, bins + 1)`` computed in float64 and cast to the array's dtype
+(``min - 0.5 .. max + 0.5`` when all finite values are equal); half-open buckets, the last one closed; NaN and
 infinities counted apart; min/max/sum over the finite values, the sum accumulated in
 float64. No finite value at all: no buckets and zero statistics.
 
@@ -40,10 +40,14 @@ def _as_numeric(array: np.ndarray) -> np.ndarray:
 
 
 def bucket_edges(lo: np.generic, hi: np.generic, bins: int, dtype: np.dtype) -> np.ndarray:
-    """Bucket edges in ``dtype``, as MindSpore computes them from the finite min and max."""
+    """Bucket edges as MindSpore computes them: ``linspace`` in float64, cast to ``dtype``.
+
+    (Checked against the golden files: edges and widths match MindSpore's bit for bit.)
+    When all finite values are equal the edges are ``min - 0.5 .. max + 0.5`` in float64.
+    """
     if lo == hi:
         return np.linspace(float(lo) - 0.5, float(hi) + 0.5, bins + 1)
-    return np.linspace(lo, hi, bins + 1, dtype=dtype)
+    return np.linspace(float(lo), float(hi), bins + 1).astype(dtype)
 
 
 def _empty(count: int, nan: int, pos: int, neg: int) -> Histogram:
