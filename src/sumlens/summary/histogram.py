@@ -2,10 +2,11 @@
 
 MindSpore's rule (shared/formats/mindspore-summary-format.md, section 4): over the
 finite values, ``bins`` = 2 for n <= 5, 3 for n <= 10, n // 10 + 1 for n <= 880, else 90;
-edges = ``linspace(min, max, bins + 1)`` computed in float64 and cast to the array's dtype
-(``min - 0.5 .. max + 0.5`` when all finite values are equal); half-open buckets, the last one closed; NaN and
-infinities counted apart; min/max/sum over the finite values, the sum accumulated in
-float64. No finite value at all: no buckets and zero statistics.
+edges = ``linspace(min, max, bins + 1)`` computed in float64 and cast to the array's
+dtype (``min - 0.5 .. max + 0.5`` when all finite values are equal); half-open buckets,
+the last one closed; NaN and infinities counted apart; min/max/sum over the finite
+values, the sum accumulated in float64. No finite value at all: no buckets and zero
+statistics.
 
 :func:`reference_histogram` is that rule in plain numpy (the reference for tests).
 :func:`compute_histogram` gets the same counts from two numba passes that release the
