@@ -10,11 +10,13 @@ a full file rotates instead of dropping data.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import os
 import sys
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -68,6 +70,22 @@ MAX_STEP_BYTES = 2**31 - 1
 MAX_LOG_DIR_LENGTH = 1024
 _PLAIN_NUMBERS = frozenset({float, int, np.float64, np.float32, np.float16, np.int64, np.int32})
 """Scalar values taken as they are (no snapshot needed: they are immutable)."""
+_operators = threading.local()
+
+
+@contextlib.contextmanager
+def summary_operators_paused() -> Iterator[None]:
+    """Within this block, on this thread, summary operators record nothing.
+
+    Graph capture runs the model's ``forward`` on fake tensors; the operators in it must
+    not record those.
+    """
+    before = getattr(_operators, "paused", False)
+    _operators.paused = True
+    try:
+        yield
+    finally:
+        _operators.paused = before
 
 
 def _check_type(name: str, value: object, kinds: type | tuple[type, ...], allowed: str) -> None:
@@ -158,6 +176,9 @@ class SummaryRecord:
         _check_module("network", network)
 
         self.network = network
+        self._graph: Any = None
+        """A ``sumlens.graph.capturing.PendingGraph`` until the network's graph is written."""
+        self._graph_done = False
         self.file_format = file_format
         self.raise_exception = raise_exception
         self._mode = "train"
@@ -207,6 +228,8 @@ class SummaryRecord:
             tags=self._scalar_steps.tags,
         )
         registry.register(self)
+        if network is not None:
+            self._watch_network(network)
 
     # ---- properties ----------------------------------------------------------------------
 
@@ -305,7 +328,7 @@ class SummaryRecord:
 
     def _add_op_value(self, plugin: str, name: Any, value: Any) -> None:
         """Keep a summary operator's value for the next train-mode :meth:`record`."""
-        if self._mode != "train" or not self.is_open:
+        if self._mode != "train" or not self.is_open or getattr(_operators, "paused", False):
             return
         if not isinstance(name, str) or not name:
             raise TypeError(f"summary operator name must be a non-empty str, got {name!r}")
@@ -329,6 +352,11 @@ class SummaryRecord:
         is closed. In train mode, values from summary operators are written too; in eval
         mode they are discarded. ``plugin_filter(plugin)`` returning False drops that
         plugin's values of this step.
+
+        The graph of ``network`` (or, without one, of the first ``train_network`` given
+        here) is written once, with the first record after the network's first forward
+        call (whose inputs serve as the example): that record takes as long as the
+        capture (see :mod:`sumlens.graph`), later ones are not slowed.
         """
         _check_type("step", step, int, "an int")
         _check_module("train_network", train_network)
@@ -340,6 +368,8 @@ class SummaryRecord:
             logger.error("The record writer is closed; record(%d) wrote nothing", step)
             return False
         self._raise_pending()
+        if not self._graph_done:
+            self._add_graph(train_network)
         wall = time.time()
         scalars = self._scalars
         if plugin_filter is not None and scalars and not plugin_filter("scalar"):
@@ -367,6 +397,39 @@ class SummaryRecord:
         if items:
             self._pipeline.submit(batch)
         return True
+
+    def _watch_network(self, network: Any) -> None:
+        """Keep the inputs of ``network``'s first forward call, to capture its graph."""
+        from sumlens.graph.capturing import PendingGraph  # torch is loaded: network is a Module
+
+        self._graph = PendingGraph(network)
+
+    def _add_graph(self, train_network: Any) -> None:
+        """Add the network's graph to this step once its first forward call has happened.
+
+        Captured on this thread: ``torch.export`` briefly swaps the live module's
+        parameters for fake tensors, which must not happen while another thread trains it.
+        """
+        if self._graph is None:
+            if train_network is not None:
+                self._watch_network(train_network)
+            return
+        if not self._graph.ready():
+            return
+        pending, self._graph = self._graph, None
+        self._graph_done = True
+        try:
+            result = pending.build()
+        except Exception as err:  # a bug of ours must not stop training
+            logger.error("could not build the graph of %s: %r", type(pending.network).__name__, err)
+            return
+        logger.info(
+            "graph of %s captured (%s) in %.2f s",
+            type(pending.network).__name__,
+            result.path,
+            result.seconds,
+        )
+        self._put(self._pool, Item("graph", "graph", result.graph), "add_value")
 
     def _submit_open_scalars(self) -> None:
         """Queue the open scalar block, so what follows is written after it."""
@@ -407,6 +470,9 @@ class SummaryRecord:
             return
         self._closed = True
         registry.unregister(self)
+        if self._graph is not None:  # the network was never called: no graph
+            self._graph.cancel()
+            self._graph = None
         self._submit_open_scalars()
         if not self._pipeline.close(timeout):
             logger.error("closing the summary writer timed out after %s s", timeout)
@@ -420,6 +486,7 @@ class SummaryRecord:
     def _disable_after_fork(self) -> None:
         """In a forked child: never write, never wait (the writer thread stayed in the parent)."""
         self._forked = True
+        self._graph_done = True
         self._pool, self._op_values, self._scalars = {}, {}, {}
         self._scalar_steps.reset_after_fork()
 
