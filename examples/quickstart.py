@@ -1,11 +1,9 @@
-"""Quickstart: write a small training run in both formats, then read it back.
+"""Quickstart: record a small training run in both formats, then read it back.
 
-Trains a tiny linear model with numpy, records its loss every step and its weight
-histogram every 10 steps, once in MindSpore's summary format (what MindInsight reads)
-and once in TensorBoard's, then reads both runs back with ``sumlens.io``.
-
-Until ``SummaryRecord`` lands, the events are built here from sumlens' protobuf schema
-and appended with the low-level ``RecordWriter``.
+Trains a tiny linear model with numpy and records its loss every step and its weight
+histogram and a picture every 10 steps with ``SummaryRecord``, once in MindSpore's
+summary format (what MindInsight reads) and once in TensorBoard's, then reads both runs
+back with ``sumlens.io``.
 
 Run: ``python examples/quickstart.py [LOGDIR]`` (default: a fresh temporary folder).
 """
@@ -14,70 +12,44 @@ from __future__ import annotations
 
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 
-from sumlens._proto import summary_pb2, tensorboard_pb2
-from sumlens.io import RecordWriter, iter_events, read_scalars
-from sumlens.io.naming import claim_free_name, summary_file_name, tensorboard_file_name
+from sumlens import SummaryRecord
+from sumlens.io import iter_events, read_scalars
+from sumlens.lineage import TrainLineage
 
 STEPS = 200
 
 
-def train() -> list[tuple[int, float, np.ndarray]]:
-    """Fit y = 3x - 1 with gradient descent; return (step, loss, weights) per step."""
+def train(record: SummaryRecord) -> None:
+    """Fit y = 3x - 1 with gradient descent, recording as we go."""
     rng = np.random.default_rng(0)
     x = rng.normal(size=(256, 1))
     y = 3 * x - 1 + 0.1 * rng.normal(size=(256, 1))
     weights = rng.normal(size=2)
-    history = []
+    loss = 0.0
     for step in range(1, STEPS + 1):
-        pred = weights[0] * x[:, 0] + weights[1]
-        err = pred - y[:, 0]
+        err = weights[0] * x[:, 0] + weights[1] - y[:, 0]
         loss = float(np.mean(err**2))
-        grad = np.array([np.mean(2 * err * x[:, 0]), np.mean(2 * err)])
-        weights = weights - 0.05 * grad
-        history.append((step, loss, weights + rng.normal(scale=0.01, size=(64, 2))))
-    return history
-
-
-def write_mindspore(logdir: Path, history: list[tuple[int, float, np.ndarray]]) -> Path:
-    path, _ = claim_free_name(logdir, lambda t: summary_file_name(t, suffix="_MS"))
-    with RecordWriter(path) as writer:
-        writer.write(
-            summary_pb2.Event(
-                wall_time=time.time(), version="MindSpore.Event:1"
-            ).SerializeToString()
-        )
-        for step, loss, weights in history:
-            event = summary_pb2.Event(wall_time=time.time(), step=step)
-            event.summary.value.add(tag="loss", scalar_value=loss)
-            if step % 10 == 0:
-                hist = event.summary.value.add(tag="weights").histogram
-                counts, edges = np.histogram(weights, bins=20)
-                for left, right, count in zip(edges[:-1], edges[1:], counts, strict=True):
-                    hist.buckets.add(left=left, width=right - left, count=int(count))
-                hist.count, hist.min, hist.max = weights.size, weights.min(), weights.max()
-                hist.sum = float(weights.sum())
-            writer.write(event.SerializeToString())
-    return path
-
-
-def write_tensorboard(logdir: Path, history: list[tuple[int, float, np.ndarray]]) -> Path:
-    path, _ = claim_free_name(logdir, tensorboard_file_name)
-    with RecordWriter(path) as writer:
-        writer.write(
-            tensorboard_pb2.Event(
-                wall_time=time.time(), file_version="brain.Event:2"
-            ).SerializeToString()
-        )
-        for step, loss, _ in history:
-            event = tensorboard_pb2.Event(wall_time=time.time(), step=step)
-            event.summary.value.add(tag="loss", simple_value=loss)
-            writer.write(event.SerializeToString())
-    return path
+        weights = weights - 0.05 * np.array([np.mean(2 * err * x[:, 0]), np.mean(2 * err)])
+        record.add_value("scalar", "loss", loss)
+        if step % 10 == 0:
+            record.add_value("histogram", "weights", weights + rng.normal(0, 0.01, (64, 2)))
+            fit = np.clip(np.outer(np.linspace(0, 1, 32), [weights[0] / 3, 0.5, 1]), 0, 1)
+            record.add_value("image", "fit", fit.reshape(32, 1, 3), dataformats="HWC")
+        record.record(step)
+    lineage = TrainLineage(
+        optimizer="GradientDescent",
+        learning_rate=0.05,
+        epoch=1,
+        network="Linear",
+        loss=loss,
+        batch_size=256,
+    )
+    record.add_value("train_lineage", "lineage", lineage)
+    record.record(STEPS)
 
 
 def show(run: Path) -> None:
@@ -94,11 +66,11 @@ def show(run: Path) -> None:
 
 def main() -> None:
     logdir = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(tempfile.mkdtemp(prefix="sumlens-"))
-    history = train()
-    for name, write in (("mindspore_run", write_mindspore), ("tensorboard_run", write_tensorboard)):
+    for name, file_format in (("mindspore_run", "mindspore"), ("tensorboard_run", "tensorboard")):
         run = logdir / name
-        run.mkdir(parents=True, exist_ok=True)
-        print(f"wrote {write(run, history)}")
+        with SummaryRecord(run, file_format=file_format) as record:
+            train(record)
+            print(f"wrote {record.log_dir}")
         show(run)
     print(f"\nlogs in {logdir}; `sumlens read {logdir / 'mindspore_run'}` lists them again")
 
