@@ -1,0 +1,54 @@
+"""The Loss metric: the mean of the losses passed to ``update``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from sumlens.metrics._base import Metric, rearrange_inputs, to_numpy
+
+__all__ = ["Loss"]
+
+
+class Loss(Metric):
+    """Average of the losses of the updates, as ``mindspore.train.Loss``.
+
+    ``update(loss)`` takes a scalar (0-d tensor, float) or a 1-d batch of losses, whose
+    mean counts as one update; ``eval()`` is the mean over updates.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.clear()
+
+    def clear(self) -> None:
+        """Forget all updates."""
+        self._sum_loss = 0.0
+        self._total_num = 0
+
+    @rearrange_inputs
+    def update(self, *inputs: Any) -> None:
+        """Accumulate one loss (scalar or 1-d)."""
+        owner = f"{self._name()}.update"
+        self._check_num_inputs(inputs, 1, "loss")
+        loss = to_numpy(inputs[0], name=f"For '{owner}', loss")
+        if not (np.issubdtype(loss.dtype, np.number) and not np.iscomplexobj(loss)):
+            raise TypeError(f"For '{owner}', loss must be real numbers, but got dtype {loss.dtype}")
+        if loss.ndim > 1:
+            raise ValueError(
+                f"For '{owner}', loss must be a scalar or 1-d, but got shape {loss.shape}"
+            )
+        if loss.size == 0:
+            raise ValueError(f"For '{owner}', loss must not be empty, but got shape {loss.shape}")
+        self._sum_loss += float(loss.astype(np.float64).mean())
+        self._total_num += 1
+
+    def eval(self) -> float:
+        """The mean loss over the updates."""
+        if self._total_num == 0:
+            raise RuntimeError(
+                f"The '{self._name()}' can not be calculated, because the number of samples is "
+                "0; call update() before eval()"
+            )
+        return self._sum_loss / self._total_num

@@ -1,0 +1,73 @@
+"""Regression metrics: MAE and MSE, averaged over every element of every update."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from sumlens.metrics._base import Metric, rearrange_inputs, to_numpy
+
+__all__ = ["MAE", "MSE"]
+
+
+class _ElementwiseError(Metric):
+    """Sum of a per-element error over all elements seen, divided by their count."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.clear()
+
+    def clear(self) -> None:
+        """Forget all updates."""
+        self._error_sum = 0.0
+        self._elements_num = 0
+
+    @staticmethod
+    def _error(diff: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    @rearrange_inputs
+    def update(self, *inputs: Any) -> None:
+        """Accumulate one batch ``(y_pred, y)``; ``y`` must have ``y_pred``'s number of elements."""
+        owner = f"{self._name()}.update"
+        self._check_num_inputs(inputs, 2, "predicted value y_pred, true value y")
+        y_pred = to_numpy(inputs[0], name=f"For '{owner}', y_pred")
+        y = to_numpy(inputs[1], name=f"For '{owner}', y")
+        for arg, value in (("y_pred", y_pred), ("y", y)):
+            if not (np.issubdtype(value.dtype, np.number) or value.dtype == np.bool_):
+                raise TypeError(
+                    f"For '{owner}', {arg} must be numeric, but got dtype {value.dtype}"
+                )
+        if y.shape != y_pred.shape:
+            if y.size != y_pred.size:
+                raise ValueError(
+                    f"For '{owner}', y must have the shape of y_pred {y_pred.shape} (or the same "
+                    f"number of elements, {y_pred.size}), but got shape {y.shape}"
+                )
+            y = y.reshape(y_pred.shape)  # e.g. (N,) against (N, 1), as MindSpore
+        diff = y_pred.astype(np.float64) - y.astype(np.float64)
+        self._error_sum += float(self._error(diff).sum())
+        self._elements_num += int(diff.size)
+
+    def eval(self) -> float:
+        """The mean error over all elements of all updates."""
+        if self._elements_num == 0:
+            raise self._empty_error()
+        return self._error_sum / self._elements_num
+
+
+class MAE(_ElementwiseError):
+    """Mean absolute error ``mean(|y_pred - y|)`` over all elements of all updates."""
+
+    @staticmethod
+    def _error(diff: np.ndarray) -> np.ndarray:
+        return np.abs(diff)
+
+
+class MSE(_ElementwiseError):
+    """Mean squared error ``mean((y_pred - y) ** 2)`` over all elements of all updates."""
+
+    @staticmethod
+    def _error(diff: np.ndarray) -> np.ndarray:
+        return np.square(diff)
