@@ -14,10 +14,23 @@ from sumlens._version import __version__
 
 if TYPE_CHECKING:
     from sumlens.summary import SummaryRecord
+    from sumlens.train import load_checkpoint, load_param_into_net, save_checkpoint
 
-_LAZY = {"SummaryRecord": "sumlens.summary"}
+_LAZY = {
+    "SummaryRecord": "sumlens.summary",
+    "load_checkpoint": "sumlens.train",
+    "load_param_into_net": "sumlens.train",
+    "save_checkpoint": "sumlens.train",
+}
 
-__all__ = ["SummaryRecord", "__version__", "logger"]
+__all__ = [
+    "SummaryRecord",
+    "__version__",
+    "load_checkpoint",
+    "load_param_into_net",
+    "logger",
+    "save_checkpoint",
+]
 
 
 def __getattr__(name: str) -> Any:
