@@ -51,13 +51,6 @@ class PendingArray:
         return self._host.numpy()
 
 
-def is_tensor_like(value: object) -> bool:
-    """Whether ``value`` is something :func:`snapshot` accepts."""
-    if isinstance(value, np.ndarray | np.generic | int | float | bool):
-        return True
-    return _torch_tensor(value) or hasattr(value, "asnumpy") or hasattr(value, "__array__")
-
-
 def _torch_tensor(value: object) -> bool:
     torch = sys.modules.get("torch")
     return torch is not None and isinstance(value, torch.Tensor)

@@ -202,7 +202,14 @@ class WriterPipeline:
                 continue
             while not self._queue.empty() and len(entries) < 4096:
                 entries.append(self._queue.get())
-            stop = self._handle(entries)
+            try:
+                stop = self._handle(entries)
+            except Exception as err:  # a bug of ours: log it, keep writing, never hang a flush
+                logger.error("the summary writer failed on %d entries: %r", len(entries), err)
+                markers = [entry for entry in entries if isinstance(entry, _Marker)]
+                for marker in markers:
+                    marker.done.set()
+                stop = any(marker.stop for marker in markers)
         if self._pool is not None:
             self._pool.shutdown()
 
@@ -247,8 +254,12 @@ class WriterPipeline:
 
     def _write_scalars(self, block: ScalarBlock) -> None:
         if len(block):
-            data, ends = encode_scalar_block(block, self._tags, self.file_format)
-            self._guard(lambda: self.summary_file.append_framed(data, ends), "write")
+            try:
+                data, ends = encode_scalar_block(block, self._tags, self.file_format)
+            except Exception as err:  # the writer must outlive one bad block
+                logger.error("could not serialize %d scalar steps, skipped: %r", len(block), err)
+            else:
+                self._guard(lambda: self.summary_file.append_framed(data, ends), "write")
         self._written_bytes += block.pending_bytes
         self._written_batches += 1
         self._progress.set()
