@@ -1,7 +1,7 @@
 """sumlens: record what training does (MindSpore summary or TensorBoard format) and see it.
 
-The public names are imported on first use, so ``import sumlens.io`` (the viewer's and a
-reader's entry point) does not pay for the writer's imports (Pillow, the encoders).
+The public names are imported on first use: the training API needs torch and the writer
+Pillow, while ``import sumlens`` (and ``sumlens.io``, the readers' entry point) need neither.
 """
 
 from __future__ import annotations
@@ -14,17 +14,63 @@ from sumlens._version import __version__
 
 if TYPE_CHECKING:
     from sumlens.summary import SummaryRecord
-    from sumlens.train import load_checkpoint, load_param_into_net, save_checkpoint
+    from sumlens.train import (
+        Callback,
+        CheckpointConfig,
+        DynamicLossScaleManager,
+        EarlyStopping,
+        FixedLossScaleManager,
+        History,
+        LambdaCallback,
+        LearningRateScheduler,
+        LossMonitor,
+        Model,
+        ModelCheckpoint,
+        ReduceLROnPlateau,
+        RunContext,
+        TimeMonitor,
+        load_checkpoint,
+        load_param_into_net,
+        save_checkpoint,
+    )
 
 _LAZY = {
     "SummaryRecord": "sumlens.summary",
+    "Callback": "sumlens.train",
+    "CheckpointConfig": "sumlens.train",
+    "DynamicLossScaleManager": "sumlens.train",
+    "EarlyStopping": "sumlens.train",
+    "FixedLossScaleManager": "sumlens.train",
+    "History": "sumlens.train",
+    "LambdaCallback": "sumlens.train",
+    "LearningRateScheduler": "sumlens.train",
+    "LossMonitor": "sumlens.train",
+    "Model": "sumlens.train",
+    "ModelCheckpoint": "sumlens.train",
+    "ReduceLROnPlateau": "sumlens.train",
+    "RunContext": "sumlens.train",
+    "TimeMonitor": "sumlens.train",
     "load_checkpoint": "sumlens.train",
     "load_param_into_net": "sumlens.train",
     "save_checkpoint": "sumlens.train",
 }
 
 __all__ = [
+    "Callback",
+    "CheckpointConfig",
+    "DynamicLossScaleManager",
+    "EarlyStopping",
+    "FixedLossScaleManager",
+    "History",
+    "LambdaCallback",
+    "LearningRateScheduler",
+    "LossMonitor",
+    "Model",
+    "ModelCheckpoint",
+    "ReduceLROnPlateau",
+    "RunContext",
     "SummaryRecord",
+    "TimeMonitor",
     "__version__",
     "load_checkpoint",
     "load_param_into_net",

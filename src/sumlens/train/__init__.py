@@ -1,5 +1,17 @@
-"""Training support: checkpoint save/load (Model and the callbacks join here)."""
+"""Training: ``Model``, the callback protocol and built-in callbacks, checkpoints."""
 
+from sumlens.train.callback import Callback, CallbackList, RunContext, RunParams
+from sumlens.train.callbacks import (
+    CheckpointConfig,
+    EarlyStopping,
+    History,
+    LambdaCallback,
+    LearningRateScheduler,
+    LossMonitor,
+    ModelCheckpoint,
+    ReduceLROnPlateau,
+    TimeMonitor,
+)
 from sumlens.train.checkpoint import (
     CheckpointSaveHandle,
     load_checkpoint,
@@ -13,13 +25,36 @@ from sumlens.train.checkpoint_errors import (
     CheckpointIntegrityError,
     CheckpointMismatchError,
 )
+from sumlens.train.loss_scale import (
+    DynamicLossScaleManager,
+    FixedLossScaleManager,
+    LossScaleManager,
+)
+from sumlens.train.model import Model
 
 __all__ = [
+    "Callback",
+    "CallbackList",
+    "CheckpointConfig",
     "CheckpointError",
     "CheckpointFormatError",
     "CheckpointIntegrityError",
     "CheckpointMismatchError",
     "CheckpointSaveHandle",
+    "DynamicLossScaleManager",
+    "EarlyStopping",
+    "FixedLossScaleManager",
+    "History",
+    "LambdaCallback",
+    "LearningRateScheduler",
+    "LossMonitor",
+    "LossScaleManager",
+    "Model",
+    "ModelCheckpoint",
+    "ReduceLROnPlateau",
+    "RunContext",
+    "RunParams",
+    "TimeMonitor",
     "load_checkpoint",
     "load_param_into_net",
     "save_checkpoint",
