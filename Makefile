@@ -13,7 +13,7 @@ MI_VENV    := $(HOME)/.cache/sumlens/mindinsight-venv
 MI_STAMP   := $(MI_VENV)/.sumlens-installed-mindinsight-$(MI_VERSION)
 MINDINSIGHT_BIN := $(MI_VENV)/bin/mindinsight
 
-.PHONY: demo test lint proto bench bench-anchors bench-write mindinsight clean
+.PHONY: demo test lint proto bench bench-anchors bench-write bench-train mindinsight clean
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -69,6 +69,9 @@ bench-anchors:
 
 bench-write: $(STAMP)
 	$(PY) benchmarks/bench_write.py
+
+bench-train: $(STAMP)
+	$(PY) benchmarks/bench_train_loop.py
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .ruff_cache .hypothesis
