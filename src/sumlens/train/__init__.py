@@ -31,6 +31,7 @@ from sumlens.train.loss_scale import (
     LossScaleManager,
 )
 from sumlens.train.model import Model
+from sumlens.train.summary_collector import SummaryCollector
 
 __all__ = [
     "Callback",
@@ -54,6 +55,7 @@ __all__ = [
     "ReduceLROnPlateau",
     "RunContext",
     "RunParams",
+    "SummaryCollector",
     "TimeMonitor",
     "load_checkpoint",
     "load_param_into_net",
