@@ -118,6 +118,18 @@ def _batch_size(loader: Any) -> int | None:
     return size if isinstance(size, int) and not isinstance(size, bool) else None
 
 
+def _sample_count(loader: Any, batch_num: Any) -> int | None:
+    """Samples in a data source: ``len(loader.dataset)`` when known (exact), else MindSpore's
+    approximation, steps per epoch x batch size (which counts a short last batch as full)."""
+    try:
+        return len(loader.dataset)
+    except (AttributeError, TypeError):
+        pass
+    batch_size = _batch_size(loader)
+    per_epoch = _steps_per_epoch(loader, batch_num)
+    return None if batch_size is None or per_epoch is None else per_epoch * batch_size
+
+
 def _steps_per_epoch(loader: Any, batch_num: Any) -> int | None:
     try:
         return len(loader)
@@ -631,10 +643,7 @@ class SummaryCollector(Callback):
                         break
         loader = cb.get("train_dataset", None)
         batch_size = _batch_size(loader)
-        per_epoch = _steps_per_epoch(loader, cb.get("batch_num", None))
-        dataset_size = None
-        if batch_size is not None and per_epoch is not None:
-            dataset_size = per_epoch * batch_size
+        dataset_size = _sample_count(loader, cb.get("batch_num", None))
         model_path, model_size = self._model_file(cb)
         network = _unwrap(cb.get("network", None))
         epoch = cb.get("epoch_num", None)
@@ -688,11 +697,7 @@ class SummaryCollector(Callback):
                 logger.warning("SummaryCollector: metrics are not JSON-able (%s); omitted", err)
                 metrics = None
         loader = cb.get("valid_dataset", None)
-        batch_size = _batch_size(loader)
-        per_epoch = _steps_per_epoch(loader, cb.get("batch_num", None))
-        size = None
-        if batch_size is not None and per_epoch is not None:
-            size = per_epoch * batch_size
+        size = _sample_count(loader, cb.get("batch_num", None))
         return EvaluationLineage(
             metrics=metrics,
             valid_dataset_path=_dataset_path(loader) if loader is not None else None,
