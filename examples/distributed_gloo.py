@@ -29,7 +29,6 @@ import datetime
 import os
 import socket
 import tempfile
-from collections import Counter
 from pathlib import Path
 
 import torch
@@ -40,7 +39,7 @@ from torch.nn.parallel import DistributedDataParallel
 
 import sumlens
 from sumlens import Callback, Model, RunContext, SummaryRecord
-from sumlens.io import iter_events
+from sumlens.io import describe
 
 WORLD_SIZE = 2
 EPOCHS = 2
@@ -119,15 +118,6 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def summarise(logdir: Path) -> None:
-    """Print the files written and, per tag, how many values they hold."""
-    for path in sorted(p for p in logdir.rglob("*") if p.is_file()):
-        print(f"  {path.relative_to(logdir)}  ({path.stat().st_size} bytes)")
-    counts = Counter((event.plugin, event.tag) for event in iter_events(logdir))
-    for (plugin, tag), count in sorted(counts.items()):
-        print(f"  {plugin:<14} {tag:<24} {count:>4} values")
-
-
 def collector_available() -> bool:
     try:
         return sumlens.SummaryCollector is not None
@@ -150,7 +140,7 @@ def main() -> None:
     mp.spawn(worker, args=(WORLD_SIZE, free_port(), str(logdir), writer), nprocs=WORLD_SIZE)
     for rank in range(WORLD_SIZE):
         print(f"wrote {logdir / f'rank_{rank}'}:")
-        summarise(logdir / f"rank_{rank}")
+        print(describe(logdir / f"rank_{rank}"))
 
 
 if __name__ == "__main__":

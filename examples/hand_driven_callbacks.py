@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import sys
 import tempfile
-from collections import Counter
 from pathlib import Path
 
 import torch
 from torch import nn
 
 from sumlens import LossMonitor, SummaryCollector
-from sumlens.io import iter_events
+from sumlens.io import describe
 from sumlens.train import CallbackList, RunContext, RunParams
 
 EPOCHS = 2
@@ -42,15 +41,6 @@ def synthetic_data(batches: int, seed: int) -> list[tuple[torch.Tensor, torch.Te
         x = torch.randn(BATCH_SIZE, 20, generator=gen)
         data.append((x, (x @ weights).argmax(1)))
     return data
-
-
-def summarise(logdir: Path) -> None:
-    """Print the files written and, per tag, how many values they hold."""
-    for path in sorted(p for p in logdir.rglob("*") if p.is_file()):
-        print(f"  {path.relative_to(logdir)}  ({path.stat().st_size} bytes)")
-    counts = Counter((event.plugin, event.tag) for event in iter_events(logdir))
-    for (plugin, tag), count in sorted(counts.items()):
-        print(f"  {plugin:<14} {tag:<24} {count:>4} values")
 
 
 def train(logdir: Path) -> None:
@@ -105,7 +95,7 @@ def main() -> None:
     logdir = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(tempfile.mkdtemp(prefix="sumlens-"))
     train(logdir)
     print(f"wrote {logdir}:")
-    summarise(logdir)
+    print(describe(logdir))
 
 
 if __name__ == "__main__":

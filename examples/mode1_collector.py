@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import sys
 import tempfile
-from collections import Counter
 from pathlib import Path
 
 import torch
@@ -25,7 +24,7 @@ from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
 from sumlens import LossMonitor, Model, SummaryCollector
-from sumlens.io import iter_events
+from sumlens.io import describe
 
 EPOCHS = 2
 BATCHES = 40
@@ -60,15 +59,6 @@ def synthetic_images(batches: int, seed: int) -> DataLoader:
     )
 
 
-def summarise(logdir: Path) -> None:
-    """Print the files written and, per tag, how many values they hold."""
-    for path in sorted(p for p in logdir.rglob("*") if p.is_file()):
-        print(f"  {path.relative_to(logdir)}  ({path.stat().st_size} bytes)")
-    counts = Counter((event.plugin, event.tag) for event in iter_events(logdir))
-    for (plugin, tag), count in sorted(counts.items()):
-        print(f"  {plugin:<14} {tag:<24} {count:>4} values")
-
-
 def run(logdir: Path) -> None:
     torch.manual_seed(0)
     train_data = synthetic_images(BATCHES, seed=1)
@@ -89,7 +79,7 @@ def main() -> None:
     logdir = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(tempfile.mkdtemp(prefix="sumlens-"))
     run(logdir)
     print(f"wrote {logdir}:")
-    summarise(logdir)
+    print(describe(logdir))
 
 
 if __name__ == "__main__":

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import sys
 import tempfile
-from collections import Counter
 from pathlib import Path
 from types import TracebackType
 
@@ -24,7 +23,7 @@ import torch
 from torch import nn
 
 from sumlens import Callback, LearningRateScheduler, LossMonitor, Model, RunContext, SummaryRecord
-from sumlens.io import iter_events
+from sumlens.io import describe
 
 EPOCHS = 3
 BATCHES = 30
@@ -82,15 +81,6 @@ def synthetic_digits(batches: int, seed: int) -> list[tuple[torch.Tensor, torch.
     return data
 
 
-def summarise(logdir: Path) -> None:
-    """Print the files written and, per tag, how many values they hold."""
-    for path in sorted(p for p in logdir.rglob("*") if p.is_file()):
-        print(f"  {path.relative_to(logdir)}  ({path.stat().st_size} bytes)")
-    counts = Counter((event.plugin, event.tag) for event in iter_events(logdir))
-    for (plugin, tag), count in sorted(counts.items()):
-        print(f"  {plugin:<14} {tag:<24} {count:>4} values")
-
-
 def run(logdir: Path) -> None:
     torch.manual_seed(0)
     network = nn.Sequential(nn.Flatten(), nn.Linear(64, 32), nn.ReLU(), nn.Linear(32, 4))
@@ -105,7 +95,7 @@ def main() -> None:
     logdir = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(tempfile.mkdtemp(prefix="sumlens-"))
     run(logdir)
     print(f"wrote {logdir}:")
-    summarise(logdir)
+    print(describe(logdir))
 
 
 if __name__ == "__main__":

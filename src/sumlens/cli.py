@@ -16,22 +16,9 @@ from sumlens._version import __version__
 
 
 def _read(path: str) -> int:
-    from sumlens.io import iter_events
+    from sumlens.io.describe import describe  # keep `sumlens --version` instant
 
-    stream = iter_events(path)
-    counts: dict[tuple[str, str], int] = {}
-    for event in stream:
-        key = (event.plugin, event.tag)
-        counts[key] = counts.get(key, 0) + 1
-    for (plugin, tag), count in sorted(counts.items()):
-        print(f"{plugin:<20} {tag:<40} {count:>8}")
-    print(
-        f"records: {stream.stats.records}, corrupt: {stream.stats.corrupt_records}, "
-        f"skipped bytes: {stream.stats.skipped_bytes}, "
-        f"torn tail bytes: {stream.stats.torn_tail_bytes}"
-    )
-    for plugin, count in sorted(stream.stats.skipped_plugins.items()):
-        print(f"not shown: {count} value(s) of kind {plugin!r}")
+    print(describe(path))
     return 0
 
 

@@ -1,6 +1,7 @@
 """Bytes on disk: record framing, file naming and readers for MindSpore and TensorBoard files."""
 
 from sumlens.io.crc import masked_crc32c
+from sumlens.io.describe import describe
 from sumlens.io.events import PLUGINS, Event, Histogram, Image
 from sumlens.io.framing import ReadStats, encode_record
 from sumlens.io.reader import EventStream, NotAnEventFileError, RecordFile, iter_events
@@ -18,6 +19,7 @@ __all__ = [
     "RecordFile",
     "RecordWriter",
     "Scalars",
+    "describe",
     "encode_record",
     "iter_events",
     "masked_crc32c",

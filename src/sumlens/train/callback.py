@@ -8,28 +8,34 @@ list order. Hooks come in two spellings: the old style of the seed docs (``begin
 ``on_train_*``/``on_eval_*`` ones, whose defaults call the old ones, so a callback that
 overrides only ``step_end`` runs after training *and* evaluation steps (as in MindSpore).
 
-Driving callbacks from your own loop::
+Driving callbacks from your own loop (the parameters a driver sets; SummaryCollector reads
+``list_callback``, ``train_dataset`` and ``loss_fn`` too)::
 
-    params = RunParams(mode="train", network=net, optimizer=opt, epoch_num=3, batch_num=len(loader),
-                       cur_epoch_num=0, cur_step_num=0)
-    with CallbackList([LossMonitor(), History()]) as callbacks:
-        context = RunContext(params)
-        callbacks.on_train_begin(context)
-        for epoch in range(3):
+    params = RunParams(mode="train", network=net, train_network=net, optimizer=opt,
+                       loss_fn=loss_fn, epoch_num=epochs, batch_num=len(loader),
+                       cur_epoch_num=0, cur_step_num=0, dataset_sink_mode=False,
+                       train_dataset=loader, train_dataset_element=None, net_outputs=None)
+    context = RunContext(params)
+    with CallbackList(callbacks) as cbs:
+        params.list_callback = cbs.callbacks
+        cbs.on_train_begin(context)
+        for epoch in range(epochs):
             params.cur_epoch_num = epoch + 1
-            callbacks.on_train_epoch_begin(context)
-            for batch in loader:
+            cbs.on_train_epoch_begin(context)
+            for x, y in loader:
                 params.cur_step_num += 1
-                params.train_dataset_element = batch
-                callbacks.on_train_step_begin(context)
-                params.net_outputs = train_step(batch)
-                callbacks.on_train_step_end(context)
+                params.train_dataset_element = (x, y)
+                cbs.on_train_step_begin(context)
+                loss = loss_fn(net(x), y)
+                loss.backward(); opt.step(); opt.zero_grad()
+                params.net_outputs = loss.detach()
+                cbs.on_train_step_end(context)
                 if context.get_stop_requested():
                     break
-            callbacks.on_train_epoch_end(context)
+            cbs.on_train_epoch_end(context)
             if context.get_stop_requested():
                 break
-        callbacks.on_train_end(context)
+        cbs.on_train_end(context)
 """
 
 from __future__ import annotations

@@ -64,33 +64,8 @@ built-in ones (``TimeMonitor`` excepted), a fresh ``RunContext`` and the same
 starts at ``initial_epoch + 1`` and ``cur_step_num`` at ``initial_epoch * len(ds)``
 (``cb_params.initial_step``).
 
-**Driving callbacks from your own loop** (no ``Model``)::
-
-    params = RunParams(mode="train", network=net, train_network=net, optimizer=opt,
-                       loss_fn=loss_fn, epoch_num=epochs, batch_num=len(loader),
-                       cur_epoch_num=0, cur_step_num=0, dataset_sink_mode=False,
-                       train_dataset=loader, train_dataset_element=None, net_outputs=None)
-    context = RunContext(params)
-    with CallbackList(callbacks) as cbs:
-        params.list_callback = cbs.callbacks
-        cbs.on_train_begin(context)
-        for epoch in range(epochs):
-            params.cur_epoch_num = epoch + 1
-            cbs.on_train_epoch_begin(context)
-            for x, y in loader:
-                params.cur_step_num += 1
-                params.train_dataset_element = (x, y)
-                cbs.on_train_step_begin(context)
-                loss = loss_fn(net(x), y)
-                loss.backward(); opt.step(); opt.zero_grad()
-                params.net_outputs = loss.detach()
-                cbs.on_train_step_end(context)
-                if context.get_stop_requested():
-                    break
-            cbs.on_train_epoch_end(context)
-            if context.get_stop_requested():
-                break
-        cbs.on_train_end(context)
+**Driving callbacks from your own loop** (no ``Model``): see the recipe in
+:mod:`sumlens.train.callback` and ``examples/hand_driven_callbacks.py``.
 """
 
 from __future__ import annotations
