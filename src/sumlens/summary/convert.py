@@ -96,6 +96,27 @@ def _snapshot_torch(tensor: Any) -> np.ndarray | PendingArray:
     return array if copied else array.copy()
 
 
+def host_view(value: object) -> np.ndarray | None:
+    """``value``'s host memory as a numpy array without a copy when it can be had.
+
+    For numpy arrays and CPU torch tensors (reduced floats are upcast: a new array); None
+    for anything else (device tensors, other array types), which must be snapshotted.
+    The view changes when the tensor does: use it before returning to the caller.
+    """
+    if isinstance(value, np.ndarray):
+        return _upcast(value)
+    if not _torch_tensor(value) or value.device.type != "cpu":
+        return None
+    import torch
+
+    tensor = value.detach()
+    if tensor.dtype in (torch.bfloat16, torch.float16) or "float8" in str(tensor.dtype):
+        tensor = tensor.to(torch.float32)
+    if tensor.is_conj() or tensor.is_neg():
+        tensor = tensor.resolve_conj().resolve_neg()
+    return tensor.numpy()
+
+
 def copy_to_host_async(tensor: Any) -> PendingArray:
     """Start copying a CUDA tensor into pinned host memory; the training stream never waits."""
     import torch

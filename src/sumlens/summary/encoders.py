@@ -37,6 +37,11 @@ LINEAGE_FIELDS = {
 HEAVY_PLUGINS = frozenset({"image", "histogram", "tensor"})
 
 
+def is_heavy(item: Item) -> bool:
+    """Whether encoding ``item`` is real work (worth a pool thread): not yet binned or packed."""
+    return item.plugin in HEAVY_PLUGINS and not isinstance(item.value, Histogram)
+
+
 def version_payload(file_format: str, wall_time: float) -> bytes:
     """The first event of every summary file: the format's version string."""
     if file_format == "tensorboard":
@@ -66,6 +71,8 @@ def encode_value(item: Item) -> Any:
         return encode_image(to_nchw(resolve(array), layout, item.tag))
     if plugin == "histogram":
         value = item.value
+        if isinstance(value, Histogram):  # binned on the caller
+            return value
         if isinstance(value, DeviceHistogram):
             return value.result()
         return compute_histogram(resolve(value))

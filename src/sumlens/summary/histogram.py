@@ -9,9 +9,9 @@ values, the sum accumulated in float64. No finite value at all: no buckets and z
 statistics.
 
 :func:`reference_histogram` is that rule in plain numpy (the reference for tests).
-:func:`compute_histogram` gets the same counts from two numba passes that release the
-GIL, so a 1M-element histogram costs ~2 ms of a background thread and none of the
-training thread's time (``np.histogram`` with explicit edges sorts the data: ~60 ms).
+:func:`compute_histogram` gets the same counts from numpy's SIMD min/max and a few
+branch-free numba passes that release the GIL: ~0.2 ms for 200k float32 values
+(``np.histogram`` with explicit edges sorts the data: ~12 ms).
 """
 
 from __future__ import annotations
@@ -87,13 +87,23 @@ def reference_histogram(array: np.ndarray) -> Histogram:
 
 
 def compute_histogram(array: np.ndarray) -> Histogram:
-    """The MindSpore histogram of ``array``, same result as :func:`reference_histogram`."""
+    """The MindSpore histogram of ``array``, same result as :func:`reference_histogram`.
+
+    Reads ``array`` without copying it when it is contiguous, so it may be a view of a
+    live tensor (which must not change meanwhile).
+    """
     from sumlens.summary import _histogram_jit as jit
 
     array = np.ascontiguousarray(_as_numeric(np.asarray(array))).reshape(-1)
     if array.dtype.kind not in "fiu" or array.dtype.itemsize > 8:
         return reference_histogram(array)
-    lo, hi, total, finite, nan, pos, neg = jit.statistics(array)
+    if array.size == 0:
+        return _empty(0, 0, 0, 0)
+    lo, hi = array.min(), array.max()  # NaN or an infinity here: some values are not finite
+    if array.dtype.kind == "f" and not (np.isfinite(lo) and np.isfinite(hi)):
+        lo, hi, total, finite, nan, pos, neg = jit.census(array)
+    else:
+        total, finite, nan, pos, neg = jit.finite_sum(array), array.size, 0, 0, 0
     bins = bucket_count(finite)
     if bins == 0:
         return _empty(array.size, nan, pos, neg)

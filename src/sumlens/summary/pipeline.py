@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sumlens._log import log_once, logger
-from sumlens.summary.encoders import ENCODERS, HEAVY_PLUGINS, EncodedStep, encode_value
+from sumlens.summary.encoders import ENCODERS, EncodedStep, encode_value, is_heavy
 from sumlens.summary.eventfile import EventFile
 from sumlens.summary.items import Item, StepBatch
 from sumlens.summary.scalar_block import (
@@ -266,14 +266,14 @@ class WriterPipeline:
 
     def _encode_values(self, batches: list[StepBatch]) -> list[tuple[StepBatch, list[Any]]]:
         """Encode each item's value, on the pool when there is more than one heavy item."""
-        heavy = sum(item.plugin in HEAVY_PLUGINS for batch in batches for item in batch.items)
+        heavy = sum(is_heavy(item) for batch in batches for item in batch.items)
         use_pool = heavy > 1 and self._workers > 1
         if use_pool and self._pool is None:
             self._pool = EncoderPool(self._workers)
         started = [
             [
                 self._pool.submit(lambda item=item: encode_value(item))
-                if use_pool and item.plugin in HEAVY_PLUGINS
+                if use_pool and is_heavy(item)
                 else item
                 for item in batch.items
             ]

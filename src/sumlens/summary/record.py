@@ -39,6 +39,7 @@ from sumlens.lineage.builders import LineageBuilder, UserDefinedInfo
 from sumlens.summary import registry
 from sumlens.summary.convert import (
     copy_to_host_async,
+    host_view,
     is_cuda_tensor,
     snapshot,
     torch_numpy_dtype,
@@ -47,6 +48,7 @@ from sumlens.summary.device_histogram import SMALL_TENSOR, DeviceHistogram, devi
 from sumlens.summary.encoders import version_payload
 from sumlens.summary.eventfile import EventFile
 from sumlens.summary.export import NpyExporter, check_export_options
+from sumlens.summary.histogram import compute_histogram
 from sumlens.summary.image import nchw_shape
 from sumlens.summary.items import Item, StepBatch
 from sumlens.summary.pipeline import MAX_PENDING_BYTES, WriterPipeline
@@ -559,6 +561,9 @@ def _tensor_item(
         if is_cuda_tensor(value) and size > SMALL_TENSOR:
             packed = copy_to_host_async(device_statistics(value))
             return Item(plugin, name, DeviceHistogram(packed, torch_numpy_dtype(value), size))
+        host = host_view(value)
+        if host is not None:  # binned here: cheaper than a copy for the writer to bin
+            return Item(plugin, name, compute_histogram(host), nbytes=4096)
         array = snapshot(value, name)
         return Item(plugin, name, array, nbytes=4096, held=array.nbytes)
     nbytes = _check_budget(plugin, name, 4 * size + 64, budget)
