@@ -16,6 +16,8 @@ branch-free numba passes that release the GIL: ~0.2 ms for 200k float32 values
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from sumlens.io.events import Histogram
@@ -100,14 +102,13 @@ def compute_histogram(array: np.ndarray) -> Histogram:
     if array.size == 0:
         return _empty(0, 0, 0, 0)
     lo, hi = array.min(), array.max()  # NaN or an infinity here: some values are not finite
-    if array.dtype.kind == "f" and not (np.isfinite(lo) and np.isfinite(hi)):
+    if array.dtype.kind == "f" and not (math.isfinite(lo) and math.isfinite(hi)):
         lo, hi, total, finite, nan, pos, neg = jit.census(array)
     else:
         total, finite, nan, pos, neg = jit.finite_sum(array), array.size, 0, 0, 0
     bins = bucket_count(finite)
     if bins == 0:
         return _empty(array.size, nan, pos, neg)
-    lo_t, hi_t = array.dtype.type(lo), array.dtype.type(hi)
-    edges = bucket_edges(lo_t, hi_t, bins, array.dtype)
-    counts = jit.bucket_counts(array, edges.astype(np.float64))
-    return _finish(edges, counts, (float(lo_t), float(hi_t), total), (array.size, nan, pos, neg))
+    lo, hi = float(array.dtype.type(lo)), float(array.dtype.type(hi))
+    left, width, counts = jit.buckets(array, lo, hi, bins)
+    return Histogram(left, width, counts, lo, hi, total, array.size, nan, pos, neg)

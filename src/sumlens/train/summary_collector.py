@@ -473,9 +473,10 @@ class SummaryCollector(Callback):
             else:
                 return False
         if plugin_filter is not _only_tensors:  # their values would be dropped anyway
-            self._collect_input(cb)
             self._collect_loss(cb)
             self._collect_lr(cb)
+        if plugin_filter is None:  # a tensor step: images and histograms are kept too
+            self._collect_input(cb)
             self._collect_histograms(cb)
         record.record(step, plugin_filter=plugin_filter)
         self._last_collected = step
