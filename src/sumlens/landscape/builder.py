@@ -16,7 +16,6 @@ from collections.abc import Sequence
 import numpy as np
 
 from sumlens._proto import summary_pb2
-from sumlens.summary.tensor import MS_DTYPES, ms_tensor
 
 UNITS = ("step", "epoch")
 DECOMPOSITIONS = ("PCA", "Random")
@@ -25,6 +24,9 @@ Point3 = tuple[Sequence[float], Sequence[float], Sequence[float]]
 
 
 def _array(name: str, value: object, ndim: int) -> np.ndarray:
+    # imported here: sumlens.summary imports this module (SummaryRecord accepts landscapes)
+    from sumlens.summary.tensor import MS_DTYPES
+
     array = np.asarray(value)
     if array.dtype not in MS_DTYPES or array.dtype == np.bool_:
         raise TypeError(f"{name} must hold numbers, got dtype {array.dtype}")
@@ -76,6 +78,35 @@ class LossLandscape:
                     f"got {[p.size for p in points]}"
                 )
 
+    @classmethod
+    def from_proto(cls, msg: summary_pb2.LossLandscape) -> LossLandscape:
+        """The value of a ``LossLandscape`` message, e.g. an ``Event.value`` from a reader."""
+        from sumlens.io.decode import ms_tensor_to_array
+
+        def array(tensor: summary_pb2.TensorProto) -> np.ndarray:
+            return ms_tensor_to_array(tensor).astype(np.float64)
+
+        path = intervals = None
+        if msg.loss_path.intervals:
+            intervals = list(msg.loss_path.intervals)
+            points = msg.loss_path.points
+            path = (array(points.x), array(points.y), array(points.z))
+        convergence = None
+        if msg.HasField("convergence_point"):
+            point = msg.convergence_point
+            convergence = tuple(float(array(t)[0]) for t in (point.x, point.y, point.z))
+        return cls(
+            x=array(msg.landscape.x),
+            y=array(msg.landscape.y),
+            z=array(msg.landscape.z),
+            intervals=intervals,
+            path=path,
+            convergence_point=convergence,  # type: ignore[arg-type]
+            decomposition=msg.metadata.decomposition,
+            unit=msg.metadata.unit,
+            step_per_epoch=msg.metadata.step_per_epoch or None,
+        )
+
     @property
     def is_final(self) -> bool:
         """True for a final ("result") landscape, which has no training path."""
@@ -89,6 +120,8 @@ class LossLandscape:
 
     def to_proto(self) -> summary_pb2.LossLandscape:
         """The ``LossLandscape`` message."""
+        from sumlens.summary.tensor import ms_tensor
+
         msg = summary_pb2.LossLandscape()
         msg.landscape.x.CopyFrom(ms_tensor(self.x))
         msg.landscape.y.CopyFrom(ms_tensor(self.y))
