@@ -2,11 +2,14 @@
 
 The caller thread only enqueues :class:`~sumlens.summary.items.StepBatch` objects on a
 ``SimpleQueue`` (no lock shared with the writer, so a signal handler that interrupts the
-caller can still flush). One writer thread per record drains the queue, has the heavy
-values (PNG, histograms, tensor packing) encoded — on a small pool of worker threads when
-a batch holds several, since Pillow, numpy and our numba kernels release the GIL — then
-serializes, frames and appends them in order, and hands the bytes to the OS whenever the
-queue runs dry, so data is readable by other processes within moments without a flush.
+caller can still flush). One writer thread per record drains the queue every
+:data:`WAKE_SECONDS` — sooner for a flush, a close, or when much is queued — has the heavy
+values (PNG, tensor packing) encoded — on a small pool of worker threads when there are
+several, since Pillow, numpy and our numba kernels release the GIL — then serializes,
+frames and appends them in order with one write per file, so data is readable by other
+processes within a fraction of a second without a flush. Waking once per many steps
+matters on a busy machine: the writer's code then runs warm, and it takes the training
+thread's core and the GIL far less often.
 
 Memory is bounded: each batch's estimated memory (its snapshots, or its encoded size
 if larger) is added to ``enqueued`` by the caller and to ``written`` by the writer once
@@ -23,12 +26,16 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from sumlens._log import log_once, logger
+from sumlens.io.framing import encode_record
 from sumlens.summary.encoders import ENCODERS, EncodedStep, encode_value, is_heavy
 from sumlens.summary.eventfile import EventFile
 from sumlens.summary.items import Item, StepBatch
@@ -43,6 +50,10 @@ MAX_PENDING_BYTES = 512 * 1024 * 1024
 """Default bound on the estimated bytes of queued, unwritten values."""
 MAX_PENDING_BATCHES = 100_000
 """Default bound on queued, unwritten ``record`` calls (keeps many tiny steps bounded too)."""
+WAKE_SECONDS = BLOCK_SECONDS
+"""How often the writer drains the queue when nobody asks it to."""
+WAKE_BYTES = 4 * 1024 * 1024
+"""Queued bytes at which the caller wakes the writer at once."""
 IDLE_SECONDS = 2 * BLOCK_SECONDS
 """A writer that hears nothing for this long writes the caller's open scalar block itself."""
 
@@ -53,6 +64,36 @@ class _Marker:
 
     done: threading.Event
     stop: bool = False
+
+
+MAX_DRAIN = 4096
+"""Entries the writer takes from the queue per round."""
+
+
+@dataclass(slots=True)
+class _Output:
+    """Framed summary records and lineage payloads gathered for one append per file."""
+
+    summary: list[tuple[memoryview, np.ndarray]] = field(default_factory=list)
+    lineage: list[bytes] = field(default_factory=list)
+    pending_bytes: int = 0
+    batches: int = 0
+
+    def add_summary(self, record: bytes) -> None:
+        self.summary.append((memoryview(record), np.array([len(record)], dtype=np.int64)))
+
+    def add_summary_framed(self, data: bytes | np.ndarray, ends: np.ndarray) -> None:
+        """Records framed back to back in ``data`` (which may be longer than ``ends[-1]``)."""
+        if len(ends):
+            self.summary.append((memoryview(data).cast("B")[: int(ends[-1])], ends))
+
+    def summary_framed(self) -> tuple[bytes | memoryview, np.ndarray]:
+        """All summary records back to back, with the end offset of each."""
+        if len(self.summary) == 1:
+            return self.summary[0]
+        offsets = np.cumsum([0] + [data.nbytes for data, _ in self.summary[:-1]])
+        ends = np.concatenate([e + o for (_, e), o in zip(self.summary, offsets, strict=True)])
+        return b"".join(data for data, _ in self.summary), ends
 
 
 class EncoderPool:
@@ -130,6 +171,7 @@ class WriterPipeline:
         self._enqueued_bytes = self._written_bytes = 0
         self._enqueued_batches = self._written_batches = 0
         self._progress = threading.Event()
+        self._wake = threading.Event()
         self._error: BaseException | None = None
         self._workers = workers
         self._pool: EncoderPool | None = None
@@ -154,10 +196,13 @@ class WriterPipeline:
             if not self._thread.is_alive():
                 raise RuntimeError("the summary writer thread has stopped")
             self._progress.clear()
+            self._wake.set()
             self._progress.wait(0.05)
         self._enqueued_bytes += nbytes
         self._enqueued_batches += 1
         self._queue.put(batch)
+        if self._enqueued_bytes - self._written_bytes > WAKE_BYTES:
+            self._wake.set()
 
     def flush(self, timeout: float | None = None) -> bool:
         """Block until everything submitted before is written; False if it timed out."""
@@ -176,6 +221,7 @@ class WriterPipeline:
                 logger.error("the summary writer thread has stopped; nothing more is written")
             return True
         self._queue.put(marker)
+        self._wake.set()
         waited = 0.0
         while not marker.done.wait(0.1):
             waited += 0.1
@@ -192,16 +238,22 @@ class WriterPipeline:
 
     def _run(self) -> None:
         stop = False
+        quiet = 0.0
         while not stop:
-            try:
-                entries = [self._queue.get(timeout=IDLE_SECONDS)]
-            except queue.Empty:  # the caller went quiet: write its open scalar block
-                block = self._open_scalars() if self._open_scalars else None
-                if block is not None:
-                    self._handle([block])
-                continue
-            while not self._queue.empty() and len(entries) < 4096:
-                entries.append(self._queue.get())
+            started = time.monotonic()
+            self._wake.wait(WAKE_SECONDS)
+            self._wake.clear()  # before draining: a wake-up set after this finds its entry
+            entries = self._drain()
+            if not entries:
+                quiet += time.monotonic() - started
+                if quiet >= IDLE_SECONDS:  # the caller went quiet: write its open scalar block
+                    quiet = 0.0
+                    block = self._open_scalars() if self._open_scalars else None
+                    if block is not None:
+                        entries = [block]
+                if not entries:
+                    continue
+            quiet = 0.0
             try:
                 stop = self._handle(entries)
             except Exception as err:  # a bug of ours: log it, keep writing, never hang a flush
@@ -213,56 +265,81 @@ class WriterPipeline:
         if self._pool is not None:
             self._pool.shutdown()
 
+    def _drain(self) -> list[StepBatch | ScalarBlock | _Marker]:
+        entries: list[StepBatch | ScalarBlock | _Marker] = []
+        try:
+            while len(entries) < MAX_DRAIN:
+                entries.append(self._queue.get_nowait())
+        except queue.Empty:
+            pass
+        else:
+            self._wake.set()  # more is queued: come straight back
+        return entries
+
     def _handle(self, entries: list[StepBatch | ScalarBlock | _Marker]) -> bool:
         """Write entries in order; answer markers once all before them are written.
 
-        Runs of step batches are written together (their heavy values encoded in parallel);
-        a scalar block or a marker ends a run. True when asked to stop.
+        Runs of step batches are encoded together (their heavy values in parallel); the
+        records of everything up to a marker go to each file in one append. True when
+        asked to stop.
         """
+        out = _Output()
         batches: list[StepBatch] = []
         for entry in entries:
             if isinstance(entry, StepBatch):
                 batches.append(entry)
                 continue
-            self._write(batches)
+            self._encode_batches(batches, out)
             batches = []
             if isinstance(entry, ScalarBlock):
-                self._write_scalars(entry)
+                self._encode_scalars(entry, out)
                 continue
+            self._append(out)
+            out = _Output()
             if entry.stop:
                 self._guard(self.summary_file.close, "close")
                 self._guard(self.lineage_file.close, "close")
             entry.done.set()
             if entry.stop:
                 return True
-        self._write(batches)
+        self._encode_batches(batches, out)
+        self._append(out)
         return False
 
-    def _write(self, batches: list[StepBatch]) -> None:
+    def _encode_batches(self, batches: list[StepBatch], out: _Output) -> None:
         if not batches:
             return
-        steps = [step for entry in self._encode_values(batches) if (step := self._encode(entry))]
-        summary = [payload for step in steps for payload in step.summary]
-        lineage = [payload for step in steps for payload in step.lineage]
-        if summary:
-            self._guard(lambda: self.summary_file.append(summary), "write")
-        if lineage:
-            self._guard(lambda: self.lineage_file.append(lineage), "write")
-        self._written_bytes += sum(batch.pending_bytes for batch in batches)
-        self._written_batches += len(batches)
-        self._progress.set()
+        for entry in self._encode_values(batches):
+            step = self._encode(entry)
+            if step is not None:
+                for payload in step.summary:
+                    out.add_summary(encode_record(payload))
+                out.lineage.extend(step.lineage)
+        out.pending_bytes += sum(batch.pending_bytes for batch in batches)
+        out.batches += len(batches)
 
-    def _write_scalars(self, block: ScalarBlock) -> None:
+    def _encode_scalars(self, block: ScalarBlock, out: _Output) -> None:
         if len(block):
             try:
                 data, ends = encode_scalar_block(block, self._tags, self.file_format)
             except Exception as err:  # the writer must outlive one bad block
                 logger.error("could not serialize %d scalar steps, skipped: %r", len(block), err)
             else:
-                self._guard(lambda: self.summary_file.append_framed(data, ends), "write")
-        self._written_bytes += block.pending_bytes
-        self._written_batches += 1
-        self._progress.set()
+                out.add_summary_framed(data, ends)
+        out.pending_bytes += block.pending_bytes
+        out.batches += 1
+
+    def _append(self, out: _Output) -> None:
+        """Write what ``out`` holds (one append per file) and count it as written."""
+        if out.summary:
+            data, ends = out.summary_framed()
+            self._guard(lambda: self.summary_file.append_framed(data, ends), "write")
+        if out.lineage:
+            self._guard(lambda: self.lineage_file.append(out.lineage), "write")
+        if out.batches:
+            self._written_bytes += out.pending_bytes
+            self._written_batches += out.batches
+            self._progress.set()
 
     def _encode_values(self, batches: list[StepBatch]) -> list[tuple[StepBatch, list[Any]]]:
         """Encode each item's value, on the pool when there is more than one heavy item."""
