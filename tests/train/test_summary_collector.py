@@ -6,6 +6,7 @@ import json
 import logging
 import os
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -255,21 +256,36 @@ def test_parameter_names_unwrapped() -> None:
     assert clean_name("module") == "module"
 
 
-def test_compiled_wrapper_names(tmp_path: Path) -> None:
-    class Wrapper(nn.Module):  # looks like torch.compile's OptimizedModule
-        def __init__(self, inner: nn.Module) -> None:
-            super().__init__()
-            self._orig_mod = inner
+def _compiled(net: nn.Module, tmp_path: Path) -> nn.Module:
+    return torch.compile(net, backend="eager")  # a real OptimizedModule, no C++ compiler needed
 
-        def forward(self, x: torch.Tensor) -> torch.Tensor:
-            return self._orig_mod(x)
+
+def _ddp(net: nn.Module, tmp_path: Path) -> nn.Module:
+    import torch.distributed as dist
+
+    dist.init_process_group(
+        "gloo", init_method=f"file://{tmp_path / 'rendezvous'}", rank=0, world_size=1
+    )
+    return nn.parallel.DistributedDataParallel(net)
+
+
+@pytest.mark.parametrize("wrap", [_compiled, _ddp], ids=["torch.compile", "DDP"])
+def test_wrapped_network_names(
+    tmp_path: Path, wrap: Callable[[nn.Module, Path], nn.Module]
+) -> None:
+    import torch.distributed as dist
 
     torch.manual_seed(0)
     data = TensorDataset(torch.rand(4, 1, 4, 4), torch.randint(0, 2, (4,)))
-    net = Wrapper(Net())
-    model = Model(net, nn.CrossEntropyLoss(), torch.optim.SGD(net.parameters(), lr=0.1))
-    model.train(1, DataLoader(data, batch_size=2), callbacks=[SummaryCollector(tmp_path)])
-    hist = {tag for plugin, tag in read(tmp_path) if plugin == "histogram"}
+    try:
+        net = wrap(Net(), tmp_path)
+        model = Model(net, nn.CrossEntropyLoss(), torch.optim.SGD(net.parameters(), lr=0.1))
+        collector = SummaryCollector(tmp_path / "run")
+        model.train(1, DataLoader(data, batch_size=2), callbacks=[collector])
+    finally:
+        if dist.is_initialized():
+            dist.destroy_process_group()
+    hist = {tag for plugin, tag in read(tmp_path / "run") if plugin == "histogram"}
     assert hist == {"fc1.weight/auto", "fc1.bias/auto", "fc2.weight/auto", "fc2.bias/auto"}
 
 
