@@ -13,7 +13,8 @@ MI_VENV    := $(HOME)/.cache/sumlens/mindinsight-venv
 MI_STAMP   := $(MI_VENV)/.sumlens-installed-mindinsight-$(MI_VERSION)
 MINDINSIGHT_BIN := $(MI_VENV)/bin/mindinsight
 
-.PHONY: demo test lint proto bench bench-anchors bench-write bench-train mindinsight clean
+.PHONY: demo test lint proto bench bench-anchors bench-write bench-train bench-collector bench-thor \
+	mindinsight clean
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -72,6 +73,12 @@ bench-write: $(STAMP)
 
 bench-train: $(STAMP)
 	$(PY) benchmarks/bench_train_loop.py
+
+bench-collector: $(STAMP)
+	$(PY) benchmarks/bench_collector.py
+
+bench-thor: $(STAMP)
+	$(PY) benchmarks/bench_thor.py
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .ruff_cache .hypothesis
