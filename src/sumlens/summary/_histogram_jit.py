@@ -74,8 +74,9 @@ def linspace(start, stop, bins):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def buckets(values, lo, hi, bins):  # pragma: no cover - compiled
-    """(left edges, widths, counts) of MindSpore's ``bins`` buckets over ``lo .. hi``.
+def buckets(values, lo, hi, bins, single):  # pragma: no cover - compiled
+    """(left edges, widths, counts) of MindSpore's ``bins`` buckets over ``lo .. hi``;
+    ``single``: the values are float32 (placed in float32 arithmetic when it is exact).
 
     Edges: ``linspace`` in float64 rounded to the array's dtype and widths taken in that
     dtype, as MindSpore does; all equal values: ``lo - 0.5 .. hi + 0.5`` in float64.
@@ -93,7 +94,8 @@ def buckets(values, lo, hi, bins):  # pragma: no cover - compiled
             widths[j] = rounded[j + 1] - rounded[j]
             edges[j] = rounded[j]
         edges[bins] = rounded[bins]
-    return edges[:bins].copy(), widths, bucket_counts(values, edges)
+    single = single and np.float32(edges[0]) == edges[0]
+    return edges[:bins].copy(), widths, bucket_counts(values, edges, single)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -124,25 +126,55 @@ def _exact_bucket(v, edges, k):  # pragma: no cover - compiled
     return k
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _place64(chunk, marks, first, scale, tolerance, bins):  # pragma: no cover - compiled
+    upper = 1.0 - tolerance
+    for i in range(chunk.size):
+        position = (np.float64(chunk[i]) - first) * scale
+        whole = np.floor(position)
+        fraction = position - whole
+        sure = (fraction >= tolerance) & (fraction <= upper) & (whole >= 0.0) & (whole < bins)
+        marks[i] = np.uint8(whole) if sure else np.uint8(UNSURE)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _place32(chunk, marks, first, scale, tolerance, bins):  # pragma: no cover - compiled
+    # float32 lanes are twice as many: each of the three roundings (difference, scale,
+    # product) moves the position by at most 2**-24 relative, which ``tolerance`` covers.
+    origin = np.float32(first)
+    factor = np.float32(scale)
+    lower = np.float32(tolerance)
+    upper = np.float32(1.0) - lower
+    count = np.float32(bins)
+    for i in range(chunk.size):
+        position = (np.float32(chunk[i]) - origin) * factor
+        whole = np.floor(position)
+        fraction = position - whole
+        sure = (fraction >= lower) & (fraction <= upper)
+        sure = sure & (whole >= np.float32(0.0)) & (whole < count)
+        marks[i] = np.uint8(whole) if sure else np.uint8(UNSURE)
+
+
 @numba.njit(cache=True, nogil=True)
-def bucket_counts(values, edges):  # pragma: no cover - compiled
+def bucket_counts(values, edges, single):  # pragma: no cover - compiled
+    """Counts of ``values`` in the buckets of float64 ``edges``; ``single``: place in
+    float32 arithmetic (only for float32 values and a float32 ``edges[0]``)."""
     bins = edges.size - 1
     first = edges[0]
     last = edges[bins]
     scale = bins / (last - first)
     tolerance = boundary_tolerance(edges)
-    upper = 1.0 - tolerance
+    if single:
+        tolerance = tolerance * 1.01 + bins * 4.0 * 2.0**-24
     rows = np.zeros((4, 256), dtype=np.int64)
     marks = np.empty(min(values.size, CHUNK), dtype=np.uint8)
     for start in range(0, values.size, CHUNK):
         chunk = values[start : start + CHUNK]
         n = chunk.size
-        for i in range(n):
-            position = (np.float64(chunk[i]) - first) * scale
-            whole = np.floor(position)
-            fraction = position - whole
-            sure = (fraction >= tolerance) & (fraction <= upper) & (whole >= 0.0) & (whole < bins)
-            marks[i] = np.uint8(whole) if sure else np.uint8(UNSURE)
+        if single:
+            _place32(chunk, marks, first, scale, tolerance, bins)
+        else:
+            _place64(chunk, marks, first, scale, tolerance, bins)
         before = rows[0, UNSURE] + rows[1, UNSURE] + rows[2, UNSURE] + rows[3, UNSURE]
         stop = n - n % 4
         for i in range(0, stop, 4):

@@ -110,5 +110,5 @@ def compute_histogram(array: np.ndarray) -> Histogram:
     if bins == 0:
         return _empty(array.size, nan, pos, neg)
     lo, hi = float(array.dtype.type(lo)), float(array.dtype.type(hi))
-    left, width, counts = jit.buckets(array, lo, hi, bins)
+    left, width, counts = jit.buckets(array, lo, hi, bins, array.dtype == np.float32)
     return Histogram(left, width, counts, lo, hi, total, array.size, nan, pos, neg)
