@@ -13,6 +13,7 @@ from sumlens._log import logger
 from sumlens._version import __version__
 
 if TYPE_CHECKING:
+    from sumlens.landscape.summary_landscape import SummaryLandscape
     from sumlens.summary import SummaryRecord
     from sumlens.train import (
         Callback,
@@ -51,6 +52,7 @@ _LAZY = {
     "ReduceLROnPlateau": "sumlens.train",
     "RunContext": "sumlens.train",
     "SummaryCollector": "sumlens.train",
+    "SummaryLandscape": "sumlens.landscape.summary_landscape",
     "TimeMonitor": "sumlens.train",
     "load_checkpoint": "sumlens.train",
     "load_param_into_net": "sumlens.train",
@@ -72,6 +74,7 @@ __all__ = [
     "ReduceLROnPlateau",
     "RunContext",
     "SummaryCollector",
+    "SummaryLandscape",
     "SummaryRecord",
     "TimeMonitor",
     "__version__",

@@ -423,6 +423,11 @@ class Model:
         return self._network
 
     @property
+    def loss_fn(self) -> Callable[..., Any] | None:
+        """The loss function given to the model (None without one)."""
+        return self._loss_fn
+
+    @property
     def metrics(self) -> dict[str, Any]:
         """The resolved metrics, name -> metric."""
         return self._metric_fns

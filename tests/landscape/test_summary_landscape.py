@@ -1,0 +1,272 @@
+"""SummaryLandscape end to end on a SummaryCollector run of the digits CNN, and its checks."""
+
+from __future__ import annotations
+
+import json
+import stat
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+from digits import DigitsCNN
+from landscape_helpers import (
+    BATCH,
+    EPOCHS,
+    SAMPLES,
+    TRAIN_SAMPLES,
+    collector_run,
+    digit_batches,
+    mindspore_style,
+    plain,
+    trained_states,
+)
+from torch import nn
+
+from sumlens.io import iter_events
+from sumlens.landscape import BlockDone, LossLandscape, SummaryLandscape, compute_landscape
+
+SIZE = 5
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return collector_run(tmp_path_factory.mktemp("landscape") / "run", SIZE)
+
+
+def written(directory: Path) -> dict[str, tuple[int, LossLandscape]]:
+    return {
+        e.tag: (e.step, LossLandscape.from_proto(e.value))
+        for e in iter_events(directory)
+        if e.plugin == "landscape"
+    }
+
+
+def final_loss(state: dict[str, torch.Tensor]) -> float:
+    network = DigitsCNN()
+    network.load_state_dict(state)
+    network.eval()
+    with torch.no_grad():
+        return float(
+            np.mean([float(nn.functional.cross_entropy(network(x), y)) for x, y in digit_batches()])
+        )
+
+
+def test_both_landscapes_are_written_and_read_back(run: Path, tmp_path: Path) -> None:
+    metadata = run / "ckpt_dir" / "train_metadata.json"
+    before = metadata.read_bytes()
+    landscapes = SummaryLandscape(run).gen_landscapes_with_multi_process(
+        mindspore_style, output=tmp_path, progress=False
+    )
+    found = written(tmp_path)
+    assert list(found) == ["landscape_[1, 4]", "landscape_[4]"]
+    for (step, read), made in zip(found.values(), landscapes, strict=True):
+        assert step == 0
+        assert read.z.shape == (SIZE, SIZE) and read.x.shape == read.y.shape == (SIZE,)
+        np.testing.assert_allclose(read.z, made.z, rtol=1e-6)  # stored as float32
+        assert (read.unit, read.step_per_epoch) == ("epoch", TRAIN_SAMPLES // BATCH)
+    (_, train), (_, result) = found.values()
+    assert train.decomposition == "PCA" and train.intervals == [1, 2, 3, 4]
+    assert train.path is not None and all(len(p) == 4 for p in train.path)
+    assert train.convergence_point == (0.0, 0.0, pytest.approx(float(train.path[2][-1])))
+    assert result.decomposition == "Random" and result.path is None
+    assert result.convergence_point == pytest.approx(
+        (0.0, 0.0, float(result.z[SIZE // 2, SIZE // 2])), rel=1e-6
+    )
+    # the path ends at the final weights; so does the result landscape's centre
+    from sumlens.train.checkpoint import load_checkpoint
+
+    final = load_checkpoint(run / "ckpt_dir" / f"DigitsCNN_{EPOCHS}_epoch.ckpt")
+    loss = final_loss(final)
+    assert float(train.path[2][-1]) == pytest.approx(loss, rel=1e-5)
+    assert float(result.z[SIZE // 2, SIZE // 2]) == pytest.approx(loss, rel=1e-5)
+    assert metadata.read_bytes() == before
+    assert stat.S_IMODE(metadata.stat().st_mode) == 0o400
+
+
+def test_overrides_stay_in_memory_and_the_cache_answers_again(run: Path, tmp_path: Path) -> None:
+    metadata = run / "ckpt_dir" / "train_metadata.json"
+    before = metadata.read_bytes()
+    overrides = {
+        "landscape_size": 3,
+        "create_landscape": {"train": True, "result": False},
+        "intervals": [[2, 3, 4]],
+        "num_samples": 64,
+    }
+    events: list[BlockDone] = []
+    landscape = SummaryLandscape(run)
+    first = landscape.gen_landscapes_with_multi_process(
+        plain, overrides, output=tmp_path / "a", on_block=events.append, progress=False
+    )
+    assert [e.cached for e in events] == [False] * len(events)
+    assert list(written(tmp_path / "a")) == ["landscape_[2, 4]"]
+    assert first[0].z.shape == (3, 3) and first[0].intervals == [2, 3, 4]
+    assert metadata.read_bytes() == before
+    events.clear()
+    again = landscape.gen_landscapes_with_multi_process(
+        plain, overrides, output=tmp_path / "b", on_block=events.append, progress=False
+    )
+    assert events and all(e.cached for e in events)
+    np.testing.assert_array_equal(again[0].z, first[0].z)
+    events.clear()
+    landscape.gen_landscapes_with_multi_process(
+        plain,
+        {**overrides, "num_samples": 96},  # other samples: another cache entry
+        output=tmp_path / "c",
+        on_block=events.append,
+        progress=False,
+    )
+    assert events and not any(e.cached for e in events)
+
+
+def test_compute_landscape_from_kept_state_dicts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    states = trained_states(5)
+    train = compute_landscape(states, plain, landscape_size=4, intervals=[10, 20, 30, 40, 50])
+    blocks = 4 * 4 + 5  # one point per block: fewer than 64 points
+    assert f"{blocks}/{blocks}" in capsys.readouterr().out  # landscape_[10, 50]'s progress bar
+    assert train.intervals == [10, 20, 30, 40, 50] and train.z.shape == (4, 4)
+    assert train.path is not None and train.path[0][-1] == train.path[1][-1] == 0.0
+    assert float(train.path[2][-1]) == pytest.approx(final_loss(states[-1]), rel=1e-5)
+    result = compute_landscape(
+        states, plain(), kind="result", landscape_size=3, num_samples=SAMPLES, progress=False
+    )
+    assert result.is_final and result.z[1, 1] == pytest.approx(final_loss(states[-1]), rel=1e-5)
+    numpy_states = [{k: v.numpy() for k, v in s.items()} for s in states]
+    same = compute_landscape(
+        numpy_states, plain, kind="result", landscape_size=3, cache_dir=tmp_path, progress=False
+    )
+    np.testing.assert_allclose(same.z, result.z, rtol=1e-6)
+    with pytest.raises(ValueError, match="at least 3 states"):
+        compute_landscape(states[:2], plain, progress=False)
+    with pytest.raises(ValueError, match="kind"):
+        compute_landscape(states, plain, kind="final", progress=False)
+    with pytest.raises(ValueError, match="intervals has 2 entries"):
+        compute_landscape(states, plain, intervals=[1, 2], progress=False)
+
+
+def test_clean_ckpt(tmp_path: Path) -> None:
+    landscape = SummaryLandscape(tmp_path / "fresh")
+    assert (tmp_path / "fresh" / "ckpt_dir").is_dir()
+    (tmp_path / "fresh" / "ckpt_dir" / "w.ckpt").write_bytes(b"x")
+    landscape.clean_ckpt()
+    assert not (tmp_path / "fresh" / "ckpt_dir").exists()
+    landscape.clean_ckpt()  # nothing left: no error
+
+
+# ---------------------------------------------------------------- validation
+
+
+def copy_run(run: Path, tmp_path: Path, metadata: dict[str, Any] | None = None) -> Path:
+    """A run directory whose metadata (pointing at ``run``'s weights) we may change."""
+    ckpt = tmp_path / "copy" / "ckpt_dir"
+    ckpt.mkdir(parents=True)
+    data = json.loads((run / "ckpt_dir" / "train_metadata.json").read_text())
+    data.update(metadata or {})
+    (ckpt / "train_metadata.json").write_text(json.dumps(data))
+    return tmp_path / "copy"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"collect_landscape": {"landscape_size": 2}}, ValueError, r"\[3, 256\], got 2"),
+        ({"collect_landscape": {"landscape_size": 257}}, ValueError, r"\[3, 256\], got 257"),
+        ({"collect_landscape": {"landscape_size": 4.0}}, TypeError, "must be an int"),
+        ({"collect_landscape": {"unit": "batch"}}, ValueError, r"\('step', 'epoch'\)"),
+        ({"collect_landscape": {"num_samples": "all"}}, TypeError, "num_samples.*int"),
+        ({"collect_landscape": {"num_samples": 0}}, ValueError, ">= 1, got 0"),
+        ({"collect_landscape": {"create_landscape": {"train": True}}}, ValueError, "exactly"),
+        (
+            {"collect_landscape": {"create_landscape": {"train": 1, "result": True}}},
+            TypeError,
+            "bool",
+        ),
+        ({"collect_landscape": {"intervals": [[1, 2]]}}, ValueError, "at least 3"),
+        ({"collect_landscape": {"intervals": [[1, 2, "3"]]}}, TypeError, "lists of ints"),
+        ({"collect_landscape": {"intervals": [[1, 2, 9]]}}, ValueError, "3th checkpoint"),
+        ({"collect_landscape": {"step": 1}}, ValueError, r"\['step'\] are not supported"),
+        ({"collect_landscape": [1]}, TypeError, "dict or None"),
+        ({"device_ids": 0}, TypeError, "list of ints"),
+        ({"device_ids": [0, "1"]}, TypeError, "must hold ints"),
+        ({"device_ids": [-1]}, ValueError, ">= 0, got -1"),
+        ({"device_ids": [1, 1]}, ValueError, "repeat"),
+        ({"device_ids": [0, 1], "num_workers": 2}, ValueError, "not both"),
+        ({"num_workers": 0}, ValueError, ">= 1, got 0"),
+        ({"device_ids": [0], "ray_address": "auto"}, ValueError, "ray_address"),
+        ({"normalization": "layer"}, ValueError, "normalization"),
+        ({"seed": -1}, ValueError, "seed"),
+        ({"train_mode": "yes"}, TypeError, "train_mode"),
+        ({"points_per_pass": 0}, ValueError, "points_per_pass"),
+        ({"block_points": 0}, ValueError, "block_points"),
+        ({"output": 3}, TypeError, "output"),
+    ],
+)
+def test_invalid_arguments(
+    run: Path, kwargs: dict[str, Any], error: type[Exception], match: str
+) -> None:
+    with pytest.raises(error, match=match):
+        SummaryLandscape(run).gen_landscapes_with_multi_process(plain, progress=False, **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("metadata", "match"),
+    [
+        ({"extra": 1}, "unknown keys"),
+        ({"epoch_group": {"0": [1, 2]}}, "at least 3"),
+        ({"epoch_group": {"0": [1, 2, 7]}}, "3th checkpoint"),
+        ({"step_per_epoch": "16"}, "step_per_epoch"),
+        ({"unit": "batch"}, "unit"),
+        ({"landscape_size": 1000}, "landscape_size"),
+        ({"create_landscape": {"train": True}}, "create_landscape"),
+    ],
+)
+def test_invalid_metadata(run: Path, tmp_path: Path, metadata: dict[str, Any], match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        SummaryLandscape(copy_run(run, tmp_path, metadata)).gen_landscapes_with_multi_process(
+            plain, progress=False
+        )
+
+
+def test_missing_or_broken_metadata_and_bad_directories(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="summary_collector"):
+        SummaryLandscape(tmp_path / "empty").gen_landscapes_with_multi_process(plain)
+    (tmp_path / "broken" / "ckpt_dir").mkdir(parents=True)
+    (tmp_path / "broken" / "ckpt_dir" / "train_metadata.json").write_text("{")
+    with pytest.raises(ValueError, match="not valid JSON"):
+        SummaryLandscape(tmp_path / "broken").gen_landscapes_with_multi_process(plain)
+    (tmp_path / "file").write_text("")
+    with pytest.raises(NotADirectoryError, match="summary_dir"):
+        SummaryLandscape(tmp_path / "file")
+    with pytest.raises(ValueError, match="empty or blank"):
+        SummaryLandscape("  ")
+    with pytest.raises(TypeError, match="summary_dir"):
+        SummaryLandscape(None)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="callback_fn must be a function"):
+        SummaryLandscape(tmp_path / "empty").gen_landscapes_with_multi_process(plain())  # type: ignore[arg-type]
+
+
+def test_workers_need_a_module_level_callback_fn(run: Path) -> None:
+    def nested() -> tuple[Any, ...]:
+        return plain()
+
+    landscape = SummaryLandscape(run)
+    for callback in (nested, lambda: plain()):
+        with pytest.raises(TypeError, match=r"top level of an importable \.py file"):
+            landscape.gen_landscapes_with_multi_process(callback, num_workers=2, progress=False)
+    # one worker runs in this process: any callable will do
+    landscape.gen_landscapes_with_multi_process(
+        nested,
+        {"landscape_size": 3, "create_landscape": {"train": False, "result": True}},
+        output=run / "nested",
+        progress=False,
+    )
+    assert list(written(run / "nested")) == ["landscape_[4]"]
+
+
+def test_nothing_to_create(run: Path, caplog: pytest.LogCaptureFixture) -> None:
+    none = {"create_landscape": {"train": False, "result": False}}
+    assert SummaryLandscape(run).gen_landscapes_with_multi_process(plain, none) == []
+    assert "neither" in caplog.text
