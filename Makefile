@@ -14,7 +14,7 @@ MI_STAMP   := $(MI_VENV)/.sumlens-installed-mindinsight-$(MI_VERSION)
 MINDINSIGHT_BIN := $(MI_VENV)/bin/mindinsight
 
 .PHONY: demo test lint proto bench bench-anchors bench-write bench-train bench-collector bench-thor \
-	mindinsight clean
+	bench-landscape mindinsight clean
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -79,6 +79,9 @@ bench-collector: $(STAMP)
 
 bench-thor: $(STAMP)
 	$(PY) benchmarks/bench_thor.py
+
+bench-landscape: $(STAMP)
+	$(PY) benchmarks/bench_landscape.py
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .ruff_cache .hypothesis
