@@ -10,9 +10,10 @@ so an interruption at any moment loses at most the blocks still running.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -100,12 +101,23 @@ def _positive_or_none(value: object, name: str) -> int | None:
     return value
 
 
+@dataclasses.dataclass(frozen=True)
+class PlaneSettings:
+    """How a run's planes are drawn and labelled (the same for each landscape of a run)."""
+
+    normalization: str
+    seed: int
+    unit: str
+    step_per_epoch: int | None
+
+
 class LandscapeRunner:
     """Evaluates planes on one backend with a block cache, progress and ``on_block`` reports."""
 
     def __init__(
         self,
         backend: Backend,
+        plane: PlaneSettings,
         *,
         cache_root: str | None,
         key_settings: dict[str, Any],
@@ -118,6 +130,7 @@ class LandscapeRunner:
         ):
             raise ValueError(f"block_points must be an int >= 1 or None, got {block_points!r}")
         self.backend = backend
+        self.plane = plane
         self.cache_root = cache_root
         self.key_settings = dict(key_settings)
         self.block_points = block_points
@@ -176,18 +189,11 @@ class LandscapeRunner:
             self.on_block(BlockDone(tag, block, len(ranges), start, stop, cached))
 
     def train_landscape(
-        self,
-        snapshots: Sequence[Mapping[str, np.ndarray]],
-        intervals: Sequence[int],
-        size: int,
-        *,
-        normalization: str,
-        seed: int,
-        unit: str,
-        step_per_epoch: int | None,
+        self, snapshots: Sequence[Mapping[str, np.ndarray]], intervals: Sequence[int], size: int
     ) -> LossLandscape:
         """The PCA plane through ``snapshots`` with the path of their projections."""
-        v, w, coords = directions.pca_plane(snapshots, normalization, seed)
+        settings = self.plane
+        v, w, coords = directions.pca_plane(snapshots, settings.normalization, settings.seed)
         plane = Plane.create(snapshots[-1], v, w)
         x_axis = grid.path_axis(coords[:, 0], size)
         y_axis = grid.path_axis(coords[:, 1], size)
@@ -203,23 +209,16 @@ class LandscapeRunner:
             path=(coords[:, 0], coords[:, 1], path_z),
             convergence_point=(0.0, 0.0, float(path_z[-1])),
             decomposition="PCA",
-            unit=unit,
-            step_per_epoch=step_per_epoch,
+            unit=settings.unit,
+            step_per_epoch=settings.step_per_epoch,
         )
 
     def result_landscape(
-        self,
-        snapshot: Mapping[str, np.ndarray],
-        final: int,
-        size: int,
-        *,
-        normalization: str,
-        seed: int,
-        unit: str,
-        step_per_epoch: int | None,
+        self, snapshot: Mapping[str, np.ndarray], final: int, size: int
     ) -> LossLandscape:
         """Random directions around ``snapshot`` over [-1, 1] x [-1, 1]."""
-        v, w = directions.random_plane(snapshot, normalization, seed)
+        settings = self.plane
+        v, w = directions.random_plane(snapshot, settings.normalization, settings.seed)
         axis = grid.result_axis(size)
         heights = self.evaluate(
             f"landscape_{[final]}", Plane.create(snapshot, v, w), grid.grid_points(axis, axis)
@@ -231,9 +230,47 @@ class LandscapeRunner:
             z=z,
             convergence_point=grid.result_convergence(axis, axis, z),
             decomposition="Random",
-            unit=unit,
-            step_per_epoch=step_per_epoch,
+            unit=settings.unit,
+            step_per_epoch=settings.step_per_epoch,
         )
+
+
+@contextlib.contextmanager
+def open_runner(
+    source: Any,
+    num_samples: int | None,
+    options: EvalOptions,
+    plane: PlaneSettings,
+    *,
+    device_ids: Sequence[int] | None,
+    num_workers: int | None,
+    ray_address: str | None,
+    cache_root: str | None,
+    block_points: int | None,
+    on_block: OnBlock | None,
+    progress: bool,
+) -> Iterator[LandscapeRunner]:
+    """A :class:`LandscapeRunner` on a backend for ``source`` (closed on leaving)."""
+    backend = open_backend(
+        source,
+        num_samples,
+        options,
+        device_ids=device_ids,
+        num_workers=num_workers,
+        ray_address=ray_address,
+    )
+    try:
+        yield LandscapeRunner(
+            backend,
+            plane,
+            cache_root=cache_root,
+            key_settings=key_settings(plane.normalization, num_samples, options),
+            block_points=block_points,
+            on_block=on_block,
+            progress=progress,
+        )
+    finally:
+        backend.close()
 
 
 def compute_landscape(
@@ -308,34 +345,23 @@ def compute_landscape(
     labels = list(range(1, len(snapshots) + 1)) if intervals is None else list(intervals)
     if len(labels) != len(snapshots):
         raise ValueError(f"intervals has {len(labels)} entries for {len(snapshots)} states")
-    backend = open_backend(
+    plane = PlaneSettings(normalization, seed, unit, step_per_epoch)
+    with open_runner(
         objective,
         samples,
         options,
+        plane,
         device_ids=device_ids,
         num_workers=num_workers,
         ray_address=ray_address,
-    )
-    try:
-        runner = LandscapeRunner(
-            backend,
-            cache_root=None if cache_dir is None else os.fspath(cache_dir),
-            key_settings=key_settings(normalization, samples, options),
-            block_points=block_points,
-            on_block=on_block,
-            progress=progress,
-        )
-        common = {
-            "normalization": normalization,
-            "seed": seed,
-            "unit": unit,
-            "step_per_epoch": step_per_epoch,
-        }
+        cache_root=None if cache_dir is None else os.fspath(cache_dir),
+        block_points=block_points,
+        on_block=on_block,
+        progress=progress,
+    ) as runner:
         if kind == "train":
-            return runner.train_landscape(snapshots, labels, size, **common)
-        return runner.result_landscape(snapshots[-1], labels[-1], size, **common)
-    finally:
-        backend.close()
+            return runner.train_landscape(snapshots, labels, size)
+        return runner.result_landscape(snapshots[-1], labels[-1], size)
 
 
 def key_settings(

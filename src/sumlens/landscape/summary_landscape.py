@@ -22,14 +22,14 @@ from sumlens.landscape.builder import LossLandscape
 from sumlens.landscape.compute import (
     LandscapeRunner,
     OnBlock,
+    PlaneSettings,
     check_normalization,
     check_seed,
     eval_options,
-    key_settings,
     numpy_state,
+    open_runner,
 )
 from sumlens.landscape.metadata import LandscapeSettings, check_overrides, load_settings
-from sumlens.landscape.workers import open_backend
 
 MAX_DIR_LENGTH = 1024
 CACHE_DIR = "landscape_cache"
@@ -124,61 +124,50 @@ class SummaryLandscape:
         if not (settings.create_train or settings.create_result):
             logger.warning("create_landscape asks for neither a train nor a result landscape")
             return []
-        backend = open_backend(
-            callback_fn,
-            settings.num_samples,
-            options,
-            device_ids=device_ids,
-            num_workers=num_workers,
-            ray_address=ray_address,
-        )
-        runner = LandscapeRunner(
-            backend,
-            cache_root=os.path.join(self.ckpt_dir, CACHE_DIR),
-            key_settings=key_settings(normalization, settings.num_samples, options),
-            block_points=block_points,
-            on_block=on_block,
-            progress=progress,
-        )
-        common = {
-            "normalization": normalization,
-            "seed": seed,
-            "unit": settings.unit,
-            "step_per_epoch": settings.step_per_epoch,
-        }
+        plane = PlaneSettings(normalization, seed, settings.unit, settings.step_per_epoch)
         landscapes: list[LossLandscape] = []
         record = None
         try:
-            for landscape, tag in self._landscapes(runner, settings, common):
-                if record is None:
-                    from sumlens.summary import SummaryRecord
+            with open_runner(
+                callback_fn,
+                settings.num_samples,
+                options,
+                plane,
+                device_ids=device_ids,
+                num_workers=num_workers,
+                ray_address=ray_address,
+                cache_root=os.path.join(self.ckpt_dir, CACHE_DIR),
+                block_points=block_points,
+                on_block=on_block,
+                progress=progress,
+            ) as runner:
+                for landscape, tag in self._landscapes(runner, settings):
+                    if record is None:
+                        from sumlens.summary import SummaryRecord
 
-                    record = SummaryRecord(output_dir, raise_exception=True)
-                record.add_value("landscape", tag, landscape)
-                record.record(0)
-                record.flush()
-                landscapes.append(landscape)
+                        record = SummaryRecord(output_dir, raise_exception=True)
+                    record.add_value("landscape", tag, landscape)
+                    record.record(0)
+                    record.flush()
+                    landscapes.append(landscape)
         finally:
-            backend.close()
             if record is not None:
                 record.close()
         return landscapes
 
     def _landscapes(
-        self, runner: LandscapeRunner, settings: LandscapeSettings, common: dict[str, Any]
+        self, runner: LandscapeRunner, settings: LandscapeSettings
     ) -> Iterator[tuple[LossLandscape, str]]:
         """(landscape, tag) pairs, computed one at a time: train ones first, then result."""
         size = settings.landscape_size
         if settings.create_train:
             for interval in settings.intervals:
                 snapshots = [self._snapshot(settings, n) for n in interval]
-                landscape = runner.train_landscape(snapshots, interval, size, **common)
+                landscape = runner.train_landscape(snapshots, interval, size)
                 yield landscape, landscape.default_tag(interval[-1])
         if settings.create_result:
             final = settings.intervals[-1][-1]
-            landscape = runner.result_landscape(
-                self._snapshot(settings, final), final, size, **common
-            )
+            landscape = runner.result_landscape(self._snapshot(settings, final), final, size)
             yield landscape, landscape.default_tag(final)
 
     @staticmethod
