@@ -6,21 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-__all__ = ["check_bool", "check_float", "check_int", "check_number", "check_split_indices"]
-
-
-def check_int(value: object, name: str, owner: str, minimum: int) -> int:
-    """An int (not a bool) ``>= minimum``."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(
-            f"For '{owner}', the argument '{name}' must be an int, "
-            f"but got {type(value).__name__} {value!r}"
-        )
-    if value < minimum:
-        raise ValueError(
-            f"For '{owner}', the argument '{name}' must be >= {minimum}, but got {value}"
-        )
-    return value
+__all__ = ["check_float", "check_number", "check_split_indices"]
 
 
 def check_float(value: object, name: str, owner: str) -> float:
@@ -49,16 +35,6 @@ def check_number(value: object, name: str, owner: str) -> float:
             f"For '{owner}', the argument '{name}' must be finite and >= 0, but got {value!r}"
         )
     return float(value)
-
-
-def check_bool(value: object, name: str, owner: str) -> bool:
-    """A bool."""
-    if not isinstance(value, bool):
-        raise TypeError(
-            f"For '{owner}', the argument '{name}' must be a bool, "
-            f"but got {type(value).__name__} {value!r}"
-        )
-    return value
 
 
 def check_split_indices(value: object, layers: int, owner: str) -> list[int]:

@@ -39,14 +39,9 @@ from typing import Any, NamedTuple
 import torch
 from torch import nn
 
+from sumlens._checks import check_bool, check_int
 from sumlens._log import logger
-from sumlens.thor.checks import (
-    check_bool,
-    check_float,
-    check_int,
-    check_number,
-    check_split_indices,
-)
+from sumlens.thor.checks import check_float, check_number, check_split_indices
 from sumlens.thor.convert_net import ConvertNetUtils, converted_layers
 from sumlens.thor.factors import CONV_STATS, Conv2dTap, Tap
 from sumlens.thor.inverse import JITTER, invert_blocks

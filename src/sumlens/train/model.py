@@ -78,6 +78,7 @@ from typing import Any
 
 import torch
 
+from sumlens._checks import check_bool, check_int
 from sumlens.metrics import Loss, get_metrics
 from sumlens.train.amp import AmpPlan, cast_network, network_device, resolve_amp
 from sumlens.train.callback import Callback, CallbackList, RunContext, RunParams, check_callbacks
@@ -91,28 +92,6 @@ from sumlens.train.loss_scale import (
 __all__ = ["Model", "SinkInfo", "TrainOneStep"]
 
 _END = object()
-
-
-def _check_int(value: object, name: str, owner: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(
-            f"For '{owner}', the argument '{name}' must be an int, "
-            f"but got {type(value).__name__} {value!r}"
-        )
-    if value < minimum:
-        raise ValueError(
-            f"For '{owner}', the argument '{name}' must be >= {minimum}, but got {value}"
-        )
-    return value
-
-
-def _check_bool(value: object, name: str, owner: str) -> bool:
-    if not isinstance(value, bool):
-        raise TypeError(
-            f"For '{owner}', the argument '{name}' must be a bool, "
-            f"but got {type(value).__name__} {value!r}"
-        )
-    return value
 
 
 def _check_sink_size(value: object, owner: str) -> int:
@@ -495,7 +474,7 @@ class Model:
         dataset_sink_mode: bool = False,
     ) -> dict[str, Any]:
         """Evaluate the metrics over ``valid_dataset``; returns ``{name: value}``."""
-        _check_bool(dataset_sink_mode, "dataset_sink_mode", "Model.eval")
+        check_bool(dataset_sink_mode, "dataset_sink_mode", "Model.eval")
         self._check_can_eval("Model.eval")
         size = dataset_size(valid_dataset, "valid_dataset")
         callback_list = check_callbacks(callbacks)
@@ -680,16 +659,16 @@ class Model:
         valid_sink: object,
     ) -> None:
         owner = f"Model.{kind}"
-        epoch = _check_int(epoch, "epoch", owner, 1)
-        initial_epoch = _check_int(initial_epoch, "initial_epoch", owner, 0)
+        epoch = check_int(epoch, "epoch", owner, 1)
+        initial_epoch = check_int(initial_epoch, "initial_epoch", owner, 0)
         if initial_epoch >= epoch:
             raise ValueError(
                 f"For '{owner}', the argument 'initial_epoch' must be < 'epoch' ({epoch}), "
                 f"but got {initial_epoch}"
             )
-        sink = _check_bool(sink, "dataset_sink_mode", owner)
+        sink = check_bool(sink, "dataset_sink_mode", owner)
         sink_size = _check_sink_size(sink_size, owner)
-        valid_sink = _check_bool(valid_sink, "valid_dataset_sink_mode", owner)
+        valid_sink = check_bool(valid_sink, "valid_dataset_sink_mode", owner)
         if self._train_network is None:
             raise ValueError(
                 f"For '{owner}', the Model has no optimizer; pass 'optimizer' to Model(...) "
