@@ -6,6 +6,9 @@ put ``tests/`` on ``sys.path`` first. The data ships with scikit-learn: nothing 
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 import torch
 from torch import nn
 
@@ -51,3 +54,17 @@ def split(
 def batches(x: torch.Tensor, y: torch.Tensor, size: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
     """Consecutive ``(images, labels)`` batches; the last one may be smaller."""
     return [(x[i : i + size], y[i : i + size]) for i in range(0, len(y), size)]
+
+
+@contextlib.contextmanager
+def reproducible() -> Iterator[None]:
+    """One torch thread and deterministic algorithms (restored afterwards): training then
+    repeats bit for bit on one machine, as tests with committed numbers need."""
+    threads, deterministic = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
+    torch.set_num_threads(1)
+    torch.use_deterministic_algorithms(True)
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(deterministic)
+        torch.set_num_threads(threads)

@@ -372,6 +372,18 @@ def assert_same(expected: Any, actual: Any, what: str) -> None:
     assert not diffs, f"{what} differ in {len(diffs)} place(s):\n  " + "\n  ".join(diffs[:30])
 
 
+def assert_matches_committed(fresh: Any, path: Path, what: str) -> None:
+    """``fresh`` equals the committed JSON at ``path``; with ``UPDATE_ENV`` set, it is
+    written there first (review the diff)."""
+    if os.environ.get(UPDATE_ENV):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        text = json.dumps(fresh, sort_keys=True, indent=1, ensure_ascii=False) + "\n"
+        path.write_text(text, encoding="utf-8")
+    assert path.exists(), f"{path} is missing; make it with {UPDATE_ENV}=1"
+    expected = json.loads(path.read_text(encoding="utf-8"))
+    assert_same(expected, fresh, f"MindInsight's view of {what} and {path.name}")
+
+
 # ---------------------------------------------------------------- the checks
 
 
@@ -505,13 +517,7 @@ def test_two_writers_in_one_second_show_all_tags(shown: dict[str, Any]) -> None:
 def test_matches_committed_probe_output(shown: dict[str, Any]) -> None:
     """Our runs' normalized probe output equals tests/data/mindinsight/sumlens_runs.json."""
     fresh = expected_view(shown, Path(shown["summary_base_dir"]))
-    if os.environ.get(UPDATE_ENV):
-        EXPECTED_JSON.parent.mkdir(parents=True, exist_ok=True)
-        text = json.dumps(fresh, sort_keys=True, indent=1, ensure_ascii=False) + "\n"
-        EXPECTED_JSON.write_text(text, encoding="utf-8")
-    assert EXPECTED_JSON.exists(), f"{EXPECTED_JSON} is missing; make it with {UPDATE_ENV}=1"
-    expected = json.loads(EXPECTED_JSON.read_text(encoding="utf-8"))
-    assert_same(expected, fresh, f"MindInsight's view of our runs and {EXPECTED_JSON.name}")
+    assert_matches_committed(fresh, EXPECTED_JSON, "our runs")
 
 
 def test_rotated_lineage_keeps_custom_lineage(

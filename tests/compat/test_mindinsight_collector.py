@@ -19,23 +19,21 @@ for another CPU's kernels.
 
 from __future__ import annotations
 
-import json
 import math
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 import torch
+from digits import DigitsCNN, reproducible
 from test_mindinsight import (
     IMAGE_BYTES_KEYS,
-    UPDATE_ENV,
     Probe,
     _mindinsight_bin,
     _replace_strings,
     _run_probes,
     _without_keys,
-    assert_same,
+    assert_matches_committed,
     event_file_names,
     run_dir,
 )
@@ -63,25 +61,6 @@ SIGNIFICANT_DIGITS = 4
 """Of the numbers that come out of training, in the committed file."""
 
 
-class DigitsCNN(nn.Module):
-    """Every layer a named attribute, so that each gets a name scope of its own."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.conv1 = nn.Conv2d(1, 8, 3, padding=1)
-        self.relu1 = nn.ReLU()
-        self.conv2 = nn.Conv2d(8, 16, 3, padding=1)
-        self.relu2 = nn.ReLU()
-        self.pool = nn.MaxPool2d(2)
-        self.flatten = nn.Flatten()
-        self.fc = nn.Linear(16 * 4 * 4, 10)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = self.relu1(self.conv1(x))
-        x = self.pool(self.relu2(self.conv2(x)))
-        return self.fc(self.flatten(x))
-
-
 LAYERS = {name: type(module).__name__ for name, module in DigitsCNN().named_children()}
 FIRST_FIVE_PARAMETERS = [name for name, _ in DigitsCNN().named_parameters()][:5]
 
@@ -96,10 +75,7 @@ def _digits() -> tuple[torch.Tensor, torch.Tensor]:
 
 def train_and_eval(log_dir: Path) -> dict[str, float]:
     """Train and evaluate the CNN with a default collector; ``Model.eval``'s result."""
-    threads, deterministic = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
-    torch.set_num_threads(1)
-    torch.use_deterministic_algorithms(True)
-    try:
+    with reproducible():
         torch.manual_seed(0)
         images, labels = _digits()
         train_loader = DataLoader(
@@ -123,9 +99,6 @@ def train_and_eval(log_dir: Path) -> dict[str, float]:
         )
         model.train(EPOCHS, train_loader, callbacks=[collector])
         return model.eval(valid_loader, callbacks=[collector])
-    finally:
-        torch.use_deterministic_algorithms(deterministic)
-        torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="module")
@@ -299,12 +272,4 @@ def committed_view(data: dict[str, Any]) -> dict[str, Any]:
 
 def test_matches_committed_output(shown: dict[str, Any]) -> None:
     fresh = committed_view(shown)
-    if os.environ.get(UPDATE_ENV):
-        EXPECTED_JSON.parent.mkdir(parents=True, exist_ok=True)
-        text = json.dumps(fresh, sort_keys=True, indent=1, ensure_ascii=False) + "\n"
-        EXPECTED_JSON.write_text(text, encoding="utf-8")
-    assert EXPECTED_JSON.exists(), f"{EXPECTED_JSON} is missing; make it with {UPDATE_ENV}=1"
-    expected = json.loads(EXPECTED_JSON.read_text(encoding="utf-8"))
-    assert_same(
-        expected, fresh, f"MindInsight's view of the collector run and {EXPECTED_JSON.name}"
-    )
+    assert_matches_committed(fresh, EXPECTED_JSON, "the collector run")

@@ -13,8 +13,6 @@ children). The normalized answers are compared with
 from __future__ import annotations
 
 import importlib.util
-import json
-import os
 import shutil
 import sys
 import types
@@ -25,11 +23,10 @@ import pytest
 import torch
 from test_mindinsight import (
     PROBE,
-    UPDATE_ENV,
     _free_ports,
     _mindinsight_bin,
     _replace_strings,
-    assert_same,
+    assert_matches_committed,
     event_file_names,
     run_dir,
 )
@@ -254,9 +251,4 @@ def test_dataset_graph_in_lineage(shown: dict[str, Any]) -> None:
 
 
 def test_matches_committed_output(shown: dict[str, Any]) -> None:
-    if os.environ.get(UPDATE_ENV):
-        text = json.dumps(shown, sort_keys=True, indent=1, ensure_ascii=False) + "\n"
-        EXPECTED_JSON.write_text(text, encoding="utf-8")
-    assert EXPECTED_JSON.exists(), f"{EXPECTED_JSON} is missing; make it with {UPDATE_ENV}=1"
-    expected = json.loads(EXPECTED_JSON.read_text(encoding="utf-8"))
-    assert_same(expected, shown, f"MindInsight's view of the graphs and {EXPECTED_JSON.name}")
+    assert_matches_committed(shown, EXPECTED_JSON, "the graphs")

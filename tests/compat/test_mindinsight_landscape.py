@@ -18,22 +18,19 @@ to allow for another CPU's kernels.
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 import torch
-from digits import DigitsCNN, batches, digits
+from digits import DigitsCNN, batches, digits, reproducible
 from test_mindinsight import (
-    UPDATE_ENV,
     Probe,
     _mindinsight_bin,
     _replace_strings,
     _run_probes,
-    assert_same,
+    assert_matches_committed,
     event_file_names,
     run_dir,
 )
@@ -69,10 +66,7 @@ def callback_fn() -> tuple[Any, ...]:
 
 def train_and_draw(log_dir: Path) -> list[LossLandscape]:
     """Train with a landscape-collecting SummaryCollector, then draw both landscapes."""
-    threads, deterministic = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
-    torch.set_num_threads(1)
-    torch.use_deterministic_algorithms(True)
-    try:
+    with reproducible():
         torch.manual_seed(0)
         network = DigitsCNN()
         optimizer = torch.optim.SGD(network.parameters(), lr=0.1, momentum=0.9)
@@ -95,9 +89,6 @@ def train_and_draw(log_dir: Path) -> list[LossLandscape]:
         return SummaryLandscape(log_dir).gen_landscapes_with_multi_process(
             callback_fn, progress=False
         )
-    finally:
-        torch.use_deterministic_algorithms(deterministic)
-        torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="module")
@@ -199,10 +190,4 @@ def committed_view(data: dict[str, Any]) -> dict[str, Any]:
 
 def test_matches_committed_output(shown: dict[str, Any]) -> None:
     fresh = committed_view(shown)
-    if os.environ.get(UPDATE_ENV):
-        EXPECTED_JSON.parent.mkdir(parents=True, exist_ok=True)
-        text = json.dumps(fresh, sort_keys=True, indent=1, ensure_ascii=False) + "\n"
-        EXPECTED_JSON.write_text(text, encoding="utf-8")
-    assert EXPECTED_JSON.exists(), f"{EXPECTED_JSON} is missing; make it with {UPDATE_ENV}=1"
-    expected = json.loads(EXPECTED_JSON.read_text(encoding="utf-8"))
-    assert_same(expected, fresh, f"MindInsight's view of the landscapes and {EXPECTED_JSON.name}")
+    assert_matches_committed(fresh, EXPECTED_JSON, "the landscapes")
