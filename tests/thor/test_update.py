@@ -124,14 +124,19 @@ def _check_run(
             )
         opt.step()
         opt.zero_grad()
-        for name, p in params.items():
-            np.testing.assert_allclose(
-                p.detach().double().numpy(),
-                expected[name],
-                rtol=2e-4,
-                atol=2e-5,
-                err_msg=f"parameter {name} after step {t}",
-            )
+        assert_parameters(params, expected, t)
+
+
+def assert_parameters(params: dict[str, torch.Tensor], expected: dict, step: int) -> None:
+    """Each parameter equals the numpy reference after ``step``."""
+    for name, p in params.items():
+        np.testing.assert_allclose(
+            p.detach().double().numpy(),
+            expected[name],
+            rtol=2e-4,
+            atol=2e-5,
+            err_msg=f"parameter {name} after step {step}",
+        )
 
 
 @pytest.mark.parametrize("block", [None, 4], ids=["whole", "split4"])
@@ -210,14 +215,7 @@ def test_embedding_and_layernorm_update_matches_numpy() -> None:
             )
         opt.step()
         opt.zero_grad()
-        for name, p in params.items():
-            np.testing.assert_allclose(
-                p.detach().double().numpy(),
-                expected[name],
-                rtol=2e-4,
-                atol=2e-5,
-                err_msg=f"parameter {name} after step {t}",
-            )
+        assert_parameters(params, expected, t)
 
 
 def test_block_split_changes_the_update() -> None:
