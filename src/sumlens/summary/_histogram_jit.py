@@ -61,6 +61,41 @@ def finite_sum(values):  # pragma: no cover - compiled
     return total
 
 
+def _float_histogram_kernel(key_type, shift, mask):  # type: ignore[no-untyped-def]
+    """Compile :func:`float_histogram` for floats whose bits fit ``key_type`` (int32/int64).
+
+    ``key ^ ((key >> shift) & mask)`` maps a float's bits, read as a signed integer, to an
+    integer ordered as the floats are; the cast back to ``key_type`` keeps the loop in
+    that width (numba would widen it), so the integer min/max vectorise. A closure per
+    width because the cast must be a compile-time constant; each is only ever called with
+    its own float dtype, so their cached machine code never collides.
+    """
+
+    @numba.njit(cache=True, nogil=True, fastmath={"reassoc"})
+    def float_histogram(values, bins, single):  # pragma: no cover - compiled
+        keys = values.view(key_type)
+        lo = key_type(keys[0] ^ ((keys[0] >> shift) & mask))
+        hi = lo
+        total = 0.0
+        for i in range(values.size):  # extremes and the float64 sum (reassociated) in one pass
+            key = key_type(keys[i] ^ ((keys[i] >> shift) & mask))
+            lo = min(lo, key)
+            hi = max(hi, key)
+            total += np.float64(values[i])
+        extremes = np.empty(2, dtype=key_type)
+        extremes[0] = lo ^ ((lo >> shift) & mask)
+        extremes[1] = hi ^ ((hi >> shift) & mask)
+        low = np.float64(extremes.view(values.dtype)[0])
+        high = np.float64(extremes.view(values.dtype)[1])
+        if not (np.isfinite(low) and np.isfinite(high)):  # a NaN orders beyond the infinities
+            nothing = np.empty(0)
+            return False, low, high, total, nothing, nothing, np.empty(0, dtype=np.int64)
+        left, width, counts = buckets(values, low, high, bins, single)
+        return True, low, high, total, left, width, counts
+
+    return float_histogram
+
+
 @numba.njit(cache=True, nogil=True)
 def linspace(start, stop, bins):  # pragma: no cover - compiled
     """``numpy.linspace(start, stop, bins + 1)``, operation for operation (same bits)."""
@@ -94,8 +129,27 @@ def buckets(values, lo, hi, bins, single):  # pragma: no cover - compiled
             widths[j] = rounded[j + 1] - rounded[j]
             edges[j] = rounded[j]
         edges[bins] = rounded[bins]
+    spread = edges[bins] - edges[0]
+    if not (np.isfinite(spread) and spread / bins > 0.0 and np.isfinite(bins / spread)):
+        # Placement by arithmetic needs a representable bucket width: not so for a range
+        # wider than the largest float64, one of subnormals, or lo == hi beyond 2**53
+        # (where +-0.5 rounds away and every edge is the same).
+        return edges[:bins].copy(), widths, exact_counts(values, edges)
     single = single and np.float32(edges[0]) == edges[0]
     return edges[:bins].copy(), widths, bucket_counts(values, edges, single)
+
+
+@numba.njit(cache=True, nogil=True)
+def exact_counts(values, edges):  # pragma: no cover - compiled
+    """Counts of ``values`` in the buckets of ``edges`` by comparison alone (slow, exact):
+    the largest ``k`` with ``edges[k] <= v``, the last bucket closed, as ``numpy.histogram``."""
+    bins = edges.size - 1
+    counts = np.zeros(bins, dtype=np.int64)
+    for i in range(values.size):
+        v = np.float64(values[i])
+        if v >= edges[0] and v <= edges[bins]:
+            counts[_exact_bucket(v, edges, 0)] += 1
+    return counts
 
 
 @numba.njit(cache=True, nogil=True)
@@ -195,3 +249,13 @@ def bucket_counts(values, edges, single):  # pragma: no cover - compiled
                     rows[0, k] += 1
             i += 1
     return rows[0, :bins] + rows[1, :bins] + rows[2, :bins] + rows[3, :bins]
+
+
+FLOAT_HISTOGRAM = {
+    np.dtype(np.float32): _float_histogram_kernel(np.int32, 31, 0x7FFF_FFFF),
+    np.dtype(np.float64): _float_histogram_kernel(np.int64, 63, 0x7FFF_FFFF_FFFF_FFFF),
+}
+"""The whole histogram of an all-finite native float32 or float64 array in one
+call: ``(all finite, min, max, sum, left edges, widths, counts)`` given the bucket count
+for that many finite values; when some value is not finite only the first item holds
+(False) and the caller takes the :func:`census` path."""

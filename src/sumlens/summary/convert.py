@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 _UPCAST_KINDS = ("bfloat16", "float16", "float8")
+_PLAIN_DTYPES = frozenset(np.dtype(code) for code in "?bBhHiIlLqQfd")
 
 
 class PendingArray:
@@ -141,6 +142,8 @@ def torch_numpy_dtype(tensor: Any) -> np.dtype:
 
 
 def _upcast(array: np.ndarray) -> np.ndarray:
+    if array.dtype in _PLAIN_DTYPES:  # the common case, without building the dtype's name
+        return array
     name = array.dtype.name
     if array.dtype == np.float16 or any(kind in name for kind in _UPCAST_KINDS):
         return array.astype(np.float32)

@@ -18,6 +18,7 @@ import numpy as np
 from sumlens._log import logger, warn_once
 from sumlens._proto import lineage_pb2, summary_pb2, tensorboard_pb2
 from sumlens.io.events import Histogram, Image
+from sumlens.summary._histogram_wire import mindspore_histogram_bytes
 from sumlens.summary.convert import resolve
 from sumlens.summary.device_histogram import DeviceHistogram
 from sumlens.summary.histogram import compute_histogram
@@ -97,22 +98,11 @@ def _ms_value(value: summary_pb2.Summary.Value, plugin: str, encoded: Any) -> No
         value.image.height, value.image.width = image.height, image.width
         value.image.colorspace, value.image.encoded_image = image.colorspace, image.encoded
     elif plugin == "histogram":
-        _ms_histogram(value.histogram, encoded)
+        value.histogram.MergeFromString(mindspore_histogram_bytes(encoded))
     elif plugin == "tensor":
         value.tensor.CopyFrom(ms_tensor(encoded))
     elif plugin == "landscape":
         value.loss_landscape.CopyFrom(encoded)
-
-
-def _ms_histogram(proto: summary_pb2.Summary.Histogram, hist: Histogram) -> None:
-    for left, width, count in zip(
-        hist.left.tolist(), hist.width.tolist(), hist.counts.tolist(), strict=True
-    ):
-        proto.buckets.add(left=left, width=width, count=count)
-    proto.count, proto.nan_count = hist.count, hist.nan_count
-    proto.pos_inf_count, proto.neg_inf_count = hist.pos_inf_count, hist.neg_inf_count
-    if hist.left.size:
-        proto.min, proto.max, proto.sum = hist.min, hist.max, hist.sum
 
 
 def encode_mindspore(batch: StepBatch, encoded: list[Any]) -> EncodedStep:

@@ -97,10 +97,19 @@ def compute_histogram(array: np.ndarray) -> Histogram:
     from sumlens.summary import _histogram_jit as jit
 
     array = np.ascontiguousarray(_as_numeric(np.asarray(array))).reshape(-1)
+    if not array.dtype.isnative:  # the compiled kernels read native byte order only
+        array = array.astype(array.dtype.newbyteorder("="))
     if array.dtype.kind not in "fiu" or array.dtype.itemsize > 8:
         return reference_histogram(array)
     if array.size == 0:
         return _empty(0, 0, 0, 0)
+    kernel = jit.FLOAT_HISTOGRAM.get(array.dtype)
+    if kernel is not None:  # float32/float64, the common case: one compiled call
+        finite, lo, hi, total, left, width, counts = kernel(
+            array, bucket_count(array.size), array.dtype == np.float32
+        )
+        if finite:
+            return Histogram(left, width, counts, lo, hi, total, array.size)
     lo, hi = array.min(), array.max()  # NaN or an infinity here: some values are not finite
     if array.dtype.kind == "f" and not (math.isfinite(lo) and math.isfinite(hi)):
         lo, hi, total, finite, nan, pos, neg = jit.census(array)
