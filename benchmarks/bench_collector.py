@@ -25,17 +25,20 @@ parameters (the MLP has 4: both layers' weight and bias) every 10 steps. Rows:
 
 The collector rows run only when ``sumlens.SummaryCollector`` exists.
 
-**Method.** Every round runs every row once, in an order rotated from round to round
-(``--rounds`` >= 15 by default), each run with a fresh network (same seed), a fresh
-summary directory and ``gc.collect()`` before it. A run stamps ``perf_counter`` after every
-step (for ``Model`` rows with a tiny callback placed last, in the baseline too). Its
-*per-step time* is the mean over steps ``--warmup + 1 .. steps`` (20 by default: the one-time
-costs, such as the graph capture at step 1, fall before); its *one-time cost* is the time
-of the first ``--warmup`` steps (plus the writer's construction) beyond ``warmup`` steady
-steps; its *close* time is what closing the writer takes after the last step (writing
-what is still queued). A row's overhead in a round is its per-step time over its
-baseline's in the same round, minus 1; reported are the median over rounds, the
-interquartile range and min..max, and the medians of the times.
+**Method.** This machine's speed drifts by tens of percent for seconds at a time (other
+tenants), so a row is compared only with a baseline run made right beside it: every round
+runs, for each row, the row and its baseline back to back, in an order that alternates
+from round to round (baseline first, then row first), ``--rounds`` >= 15 by default. Each
+run has a fresh network (same seed), a fresh summary directory and ``gc.collect()``
+before it, and stamps ``perf_counter`` after every step (for ``Model`` rows with a tiny
+callback placed last, in the baseline too). Its *per-step time* is the mean over steps
+``--warmup + 1 .. steps`` (20 by default: the one-time costs, such as the graph capture
+at step 1, fall before); its *one-time cost* is the time of the first ``--warmup`` steps
+(plus the writer's construction) beyond ``warmup`` steady steps; its *close* time is what
+closing the writer takes after the last step (writing what is still queued). A row's
+overhead in a round is its per-step time over that of the baseline run beside it, minus
+1; reported are the median over rounds, the interquartile range and min..max, and the
+medians of the times (a baseline's over all its runs).
 
 Targets (issue 6): sumlens <= +10% per step on the MLP; the digits CNN with the default
 collector at collect_freq=10 <= +5% per step. Anchor: torch's writer +522% (2 threads).
@@ -347,20 +350,36 @@ def main() -> None:
     print(f"rows: {', '.join(names)}")
 
     results: dict[str, list[tuple[float, float, float]]] = {name: [] for name in names}
+    ratios: dict[str, list[float]] = {row.name: [] for row in rows if row.baseline in names}
+    by_name = {row.name: row for row in rows}
+    pairs = [(by_name[row.baseline], row) for row in rows if row.name in ratios]
+    lone = [row for row in rows if row.baseline is None and not any(b is row for b, _ in pairs)]
     base = Path(tempfile.mkdtemp(prefix="sumlens-bench-collector-"))
+
+    def measure(row: Row, round_index: int) -> float:
+        logdir = base / f"{row.name}-{round_index}-{len(results[row.name])}"
+        gc.collect()
+        times = row.run(logdir)
+        per_step, one_time = split_times(times, args.warmup)
+        results[row.name].append((per_step, one_time, times.close))
+        shutil.rmtree(logdir, ignore_errors=True)
+        return per_step
+
     try:
         for round_index in range(args.rounds):
-            shift = round_index % len(rows)
-            order = rows[shift:] + rows[:shift]
-            for row in order:
-                logdir = base / f"{row.name}-{round_index}"
-                gc.collect()
-                times = row.run(logdir)
-                per_step, one_time = split_times(times, args.warmup)
-                results[row.name].append((per_step, one_time, times.close))
-                shutil.rmtree(logdir, ignore_errors=True)
-            line = "  ".join(f"{n}={results[n][-1][0] * 1e3:.3f}" for n in names)
-            print(f"round {round_index + 1:>2}/{args.rounds}: ms/step {line}", flush=True)
+            line = []
+            for k, (baseline, row) in enumerate(pairs):
+                if (round_index + k) % 2 == 0:
+                    theirs, mine = measure(baseline, round_index), measure(row, round_index)
+                else:
+                    mine, theirs = measure(row, round_index), measure(baseline, round_index)
+                ratios[row.name].append(mine / theirs - 1)
+                line.append(f"{row.name}={mine * 1e3:.3f} ({mine / theirs - 1:+.1%})")
+            for row in lone:
+                line.append(f"{row.name}={measure(row, round_index) * 1e3:.3f}")
+            print(
+                f"round {round_index + 1:>2}/{args.rounds}: ms/step " + "  ".join(line), flush=True
+            )
     finally:
         shutil.rmtree(base, ignore_errors=True)
 
@@ -385,22 +404,19 @@ def main() -> None:
         }
         overhead_text = f"{'-':>9} {'':>17} {'':>17}"
         verdict = ""
-        if row.baseline is not None and row.baseline in results:
-            ratios = [
-                mine[0] / theirs[0] - 1
-                for mine, theirs in zip(results[row.name], results[row.baseline], strict=True)
-            ]
-            o1, omed, o3 = quartiles(ratios)
+        if row.name in ratios:
+            values = ratios[row.name]
+            o1, omed, o3 = quartiles(values)
             overhead_text = (
                 f"{omed:>+8.1%} {f'{o1:+.1%}..{o3:+.1%}':>17} "
-                f"{f'{min(ratios):+.1%}..{max(ratios):+.1%}':>17}"
+                f"{f'{min(values):+.1%}..{max(values):+.1%}':>17}"
             )
             entry.update(
                 baseline=row.baseline,
                 overhead_median=omed,
                 overhead_iqr=[o1, o3],
-                overhead_min=min(ratios),
-                overhead_max=max(ratios),
+                overhead_min=min(values),
+                overhead_max=max(values),
             )
             if row.target is not None:
                 verdict = f"<= {row.target:+.0%}: {'met' if omed <= row.target else 'MISSED'}"
@@ -410,13 +426,13 @@ def main() -> None:
             f"{overhead_text} {one_time * 1e3:>11.1f} {close * 1e3:>9.1f}  {verdict}"
         )
         summary[row.name] = entry
-    if "collector" in results and "none" in results:
-        ratios = [
-            a[0] / b[0] - 1 for a, b in zip(results["collector"], results["none"], strict=True)
-        ]
-        print(f"collector against the hand-written loop (none): {statistics.median(ratios):+.1%}")
+    if results.get("collector") and results.get("none"):
+        across = statistics.median(r[0] for r in results["collector"]) / statistics.median(
+            r[0] for r in results["none"]
+        )
+        print(f"collector against the hand-written loop (none), medians: {across - 1:+.1%}")
     print(
-        "overhead: per-round ratio to the baseline row (none / model / digits_model), median "
+        "overhead: ratio to the baseline run beside it (none / model / digits_model), median "
         "over rounds; one-time: construction + first steps beyond steady state (graph capture)"
     )
     if args.out is not None:

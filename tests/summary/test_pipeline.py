@@ -8,8 +8,10 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 from summary_helpers import Child, read_events, run_child
 
+import sumlens.summary.pipeline as pipeline
 from sumlens import SummaryRecord
 from sumlens.io import read_scalars
 from sumlens.lineage import TrainLineage
@@ -198,6 +200,26 @@ def test_many_tiny_steps_are_all_written_in_order(tmp_path: Path) -> None:
     steps, _, values = read_scalars(tmp_path, engine="python")["x"]
     assert steps.tolist() == list(range(5000))
     assert values.tolist() == [float(s) for s in range(5000)]
+
+
+def test_writer_taking_scalar_rows_keeps_recording_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The writer takes scalar-only rows at every wake-up while the caller cuts rows before
+    each histogram step: waking every millisecond, no step is lost, doubled or reordered."""
+    monkeypatch.setattr(pipeline, "WAKE_SECONDS", 0.001)
+    with SummaryRecord(tmp_path) as rec:
+        for step in range(3000):
+            rec.add_value("scalar", "x", float(step))
+            if step % 7 == 0:
+                rec.add_value("histogram", "h", np.arange(5.0) + step)
+            rec.record(step)
+            if step % 500 == 0:
+                time.sleep(0.01)  # let the writer in between
+    events = [(e.step, e.plugin) for e in read_events(tmp_path) if e.plugin != "version"]
+    assert [step for step, plugin in events if plugin == "scalar"] == list(range(3000))
+    assert [step for step, plugin in events if plugin == "histogram"] == list(range(0, 3000, 7))
+    assert [step for step, _ in events] == sorted(step for step, _ in events)
 
 
 def test_several_heavy_values_per_step_are_encoded_in_parallel_and_in_order(

@@ -8,7 +8,7 @@ import numpy as np
 
 from sumlens._proto import summary_pb2, tensorboard_pb2
 from sumlens.io.framing import ReadStats, encode_record, scan_all
-from sumlens.summary.scalar_block import ScalarCollector, encode_scalar_block
+from sumlens.summary.scalar_block import BLOCK_STEPS, ScalarCollector, encode_scalar_block
 
 TAGS = ["loss", "lr", "ünïcode/ταγ", "x" * 200, "a"]
 STEPS = [0, 1, 127, 128, 2**31, -1, -(2**40), 2**62]
@@ -39,7 +39,7 @@ def collected_block():
     for index, step in enumerate(STEPS):
         names = TAGS[: 1 + index % len(TAGS)]
         scalars = {name: VALUES[(index + k) % len(VALUES)] for k, name in enumerate(names)}
-        assert collector.add_step(step, 1.7e9 + index / 1000, scalars) is None
+        assert collector.add_step(step, 1.7e9 + index / 1000, scalars) is False
     block = collector.take()
     assert block is not None and collector.take() is None
     return block, collector.tags
@@ -66,9 +66,19 @@ def test_tensorboard_block_decodes_like_protobuf() -> None:
         assert str(mine) == str(reference)
 
 
-def test_block_is_handed_over_when_full_or_old() -> None:
+def test_rows_are_due_when_the_block_is_full() -> None:
     collector = ScalarCollector()
-    assert collector.add_step(1, 100.0, {"a": 1.0}) is None
-    due = collector.add_step(2, 100.0 + 10, {"a": 2.0})  # older than BLOCK_SECONDS
-    assert due is not None and list(due.steps) == [1, 2]
+    for step in range(1, BLOCK_STEPS):
+        assert collector.add_step(step, 100.0, {"a": float(step)}) is False
+    assert collector.add_step(BLOCK_STEPS, 100.0, {"a": 0.0}) is True
+    block = collector.take()
+    assert block is not None and [row[0] for row in block.rows] == list(range(1, BLOCK_STEPS + 1))
     assert collector.take() is None
+
+
+def test_values_beyond_float32_become_infinite() -> None:
+    collector = ScalarCollector()
+    collector.add_step(1, 100.0, {"big": 1e39, "small": -1e39})
+    data, ends = encode_scalar_block(collector.take(), collector.tags, "mindspore")
+    event = summary_pb2.Event.FromString(bytes(data[12 : ends[0] - 4]))
+    assert [value.scalar_value for value in event.summary.value] == [math.inf, -math.inf]

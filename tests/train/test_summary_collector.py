@@ -17,7 +17,7 @@ from torch.utils.data import DataLoader, TensorDataset
 from sumlens import ops
 from sumlens.io import iter_events
 from sumlens.lineage import from_config
-from sumlens.train import CheckpointConfig, Model, ModelCheckpoint
+from sumlens.train import Callback, CheckpointConfig, Model, ModelCheckpoint, RunContext
 from sumlens.train.collector_config import collected_steps, tensor_range
 from sumlens.train.summary_collector import SummaryCollector, clean_name
 
@@ -109,6 +109,24 @@ def test_steps_per_tag(tmp_path: Path, freq: int, expected: list[int]) -> None:
     assert steps[("graph", "graph")] == [1]
     assert steps[("dataset_graph", "dataset_graph")] == [0]
     assert steps[("train_lineage", "train_lineage")] == [0]
+
+
+def test_flush_makes_collected_steps_readable(tmp_path: Path) -> None:
+    """After ``flush()`` mid-training the steps collected so far are on disk, in order."""
+    seen: list[list[int]] = []
+
+    class FlushAtSeven(Callback):
+        def on_train_step_end(self, run_context: RunContext) -> None:
+            if run_context.original_args().cur_step_num == 7:
+                collector.flush()
+                seen.append(read(tmp_path)[("scalar", "loss/auto")])
+
+    model, loader = make_model()
+    collector = SummaryCollector(tmp_path, collect_freq=1)
+    collector.flush()  # before training: nothing to write, no error
+    model.train(2, loader, callbacks=[collector, FlushAtSeven()])
+    assert seen == [[1, 2, 3, 4, 5, 6, 7]]
+    assert read(tmp_path)[("scalar", "loss/auto")] == list(range(1, 11))
 
 
 def test_tensor_only_steps(tmp_path: Path) -> None:

@@ -26,7 +26,6 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -42,7 +41,7 @@ from sumlens.summary.items import Item, StepBatch
 from sumlens.summary.scalar_block import (
     BLOCK_SECONDS,
     ScalarBlock,
-    TagTable,
+    ScalarCollector,
     encode_scalar_block,
 )
 
@@ -54,8 +53,6 @@ WAKE_SECONDS = BLOCK_SECONDS
 """How often the writer drains the queue when nobody asks it to."""
 WAKE_BYTES = 4 * 1024 * 1024
 """Queued bytes at which the caller wakes the writer at once."""
-IDLE_SECONDS = 2 * BLOCK_SECONDS
-"""A writer that hears nothing for this long writes the caller's open scalar block itself."""
 
 
 @dataclass(slots=True)
@@ -155,13 +152,11 @@ class WriterPipeline:
         export: Callable[[StepBatch, Item, Any], None] | None = None,
         max_pending_bytes: int = MAX_PENDING_BYTES,
         max_pending_batches: int = MAX_PENDING_BATCHES,
-        open_scalars: Callable[[], ScalarBlock | None] | None = None,
-        tags: TagTable | None = None,
+        scalar_rows: ScalarCollector | None = None,
     ) -> None:
         self.file_format = file_format
         self._encode_step = ENCODERS[file_format]
-        self._open_scalars = open_scalars
-        self._tags = tags
+        self._scalar_rows = scalar_rows
         self.summary_file = summary_file
         self.lineage_file = lineage_file
         self._export = export
@@ -238,22 +233,12 @@ class WriterPipeline:
 
     def _run(self) -> None:
         stop = False
-        quiet = 0.0
         while not stop:
-            started = time.monotonic()
             self._wake.wait(WAKE_SECONDS)
             self._wake.clear()  # before draining: a wake-up set after this finds its entry
-            entries = self._drain()
+            entries = self._drain_with_scalars()
             if not entries:
-                quiet += time.monotonic() - started
-                if quiet >= IDLE_SECONDS:  # the caller went quiet: write its open scalar block
-                    quiet = 0.0
-                    block = self._open_scalars() if self._open_scalars else None
-                    if block is not None:
-                        entries = [block]
-                if not entries:
-                    continue
-            quiet = 0.0
+                continue
             try:
                 stop = self._handle(entries)
             except Exception as err:  # a bug of ours: log it, keep writing, never hang a flush
@@ -264,6 +249,28 @@ class WriterPipeline:
                 stop = any(marker.stop for marker in markers)
         if self._pool is not None:
             self._pool.shutdown()
+
+    def _drain_with_scalars(self) -> list[StepBatch | ScalarBlock | _Marker]:
+        """The queued entries, then the caller's scalar rows (newer than all of them).
+
+        The rows are taken only under their lock, with the queue drained to its end in
+        the same hold (see :class:`ScalarCollector`); while the caller holds the lock
+        (handing rows over, perhaps waiting for room), only the queue is drained.
+        """
+        rows = self._scalar_rows
+        if rows is None or not rows.lock.acquire(blocking=False):
+            return self._drain()
+        try:
+            entries = self._drain()
+            last = entries[-1] if entries else None
+            if len(entries) < MAX_DRAIN and not (isinstance(last, _Marker) and last.stop):
+                block = rows.take()
+                if block is not None:
+                    block.queued = False
+                    entries.append(block)
+            return entries
+        finally:
+            rows.lock.release()
 
     def _drain(self) -> list[StepBatch | ScalarBlock | _Marker]:
         entries: list[StepBatch | ScalarBlock | _Marker] = []
@@ -321,13 +328,14 @@ class WriterPipeline:
     def _encode_scalars(self, block: ScalarBlock, out: _Output) -> None:
         if len(block):
             try:
-                data, ends = encode_scalar_block(block, self._tags, self.file_format)
+                data, ends = encode_scalar_block(block, self._scalar_rows.tags, self.file_format)
             except Exception as err:  # the writer must outlive one bad block
                 logger.error("could not serialize %d scalar steps, skipped: %r", len(block), err)
             else:
                 out.add_summary_framed(data, ends)
-        out.pending_bytes += block.pending_bytes
-        out.batches += 1
+        if block.queued:
+            out.pending_bytes += block.pending_bytes
+            out.batches += 1
 
     def _append(self, out: _Output) -> None:
         """Write what ``out`` holds (one append per file) and count it as written."""

@@ -56,6 +56,10 @@ from sumlens.summary.scalar_block import ScalarCollector
 from sumlens.summary.tensor import check_tensor_dtype
 
 TENSOR_PLUGINS = ("scalar", "image", "tensor", "histogram")
+SIZED_PLUGINS = ("image", "tensor")
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+HAND_OVER_SECONDS = 1.0
+"""Plugins whose encoded size grows with the value (checked against the step's limit)."""
 MESSAGE_PLUGINS: dict[str, tuple[type, ...]] = {
     "graph": (anf_ir_pb2.GraphProto,),
     "train_lineage": (lineage_pb2.TrainLineage,),
@@ -226,8 +230,7 @@ class SummaryRecord:
             workers=max(1, min(num_process, os.cpu_count() or 1)),
             export=exporter,
             max_pending_bytes=max_pending_bytes,
-            open_scalars=self._scalar_steps.take,
-            tags=self._scalar_steps.tags,
+            scalar_rows=self._scalar_steps,
         )
         registry.register(self)
         if network is not None:
@@ -309,7 +312,8 @@ class SummaryRecord:
             _check_type("name", name, str, "a non-empty str")
             if not name:
                 raise ValueError(f"name must be a non-empty str for plugin {plugin!r}")
-            budget = self._budget((plugin, name))
+            # Only images and tensors grow with their value; the rest have a fixed size.
+            budget = self._budget((plugin, name)) if plugin in SIZED_PLUGINS else None
             return _tensor_item(plugin, name, value, dataformats, self._export_options, budget)
         return Item(plugin, str(name), _message(plugin, value))
 
@@ -361,6 +365,8 @@ class SummaryRecord:
         capture (see :mod:`sumlens.graph`), later ones are not slowed.
         """
         _check_type("step", step, int, "an int")
+        if not INT64_MIN <= step <= INT64_MAX:
+            raise ValueError(f"step={step} is outside the int64 range the format stores")
         _check_module("train_network", train_network)
         if plugin_filter is not None and not callable(plugin_filter):
             raise TypeError(f"plugin_filter must be callable or None, got {plugin_filter!r}")
@@ -378,11 +384,10 @@ class SummaryRecord:
             scalars.clear()
         if not self._pool and not (self._op_values and self._mode == "train"):
             self._op_values.clear()
-            if scalars:  # only plain scalars this step: the fast lane, no per-step objects
-                block = self._scalar_steps.add_step(step, wall, scalars)
-                scalars.clear()
-                if block is not None:
-                    self._pipeline.submit(block)
+            if scalars:  # only plain scalars this step: the fast lane, one row appended
+                self._scalars = {}
+                if self._scalar_steps.add_step(step, wall, scalars):
+                    self._hand_over()
             return True
         pool, self._pool = self._pool, {}
         ops, self._op_values = self._op_values, {}
@@ -395,9 +400,7 @@ class SummaryRecord:
             items = [item for item in items if plugin_filter(item.plugin)]
         batch = StepBatch(step, wall, items)
         self._check_size(batch)
-        self._submit_open_scalars()
-        if items:
-            self._pipeline.submit(batch)
+        self._hand_over(batch if items else None)
         return True
 
     def _watch_network(self, network: Any) -> None:
@@ -433,11 +436,24 @@ class SummaryRecord:
         )
         self._put(self._pool, Item("graph", "graph", result.graph), "add_value")
 
-    def _submit_open_scalars(self) -> None:
-        """Queue the open scalar block, so what follows is written after it."""
-        block = self._scalar_steps.take()
-        if block is not None:
-            self._pipeline.submit(block)
+    def _hand_over(self, batch: StepBatch | None = None) -> None:
+        """Queue the waiting scalar rows, then ``batch``: in recording order (see
+        :class:`~sumlens.summary.scalar_block.ScalarCollector`).
+
+        A signal handler that interrupted this thread while it held the lock would wait
+        for itself: after :data:`HAND_OVER_SECONDS` it goes on without the lock.
+        """
+        lock = self._scalar_steps.lock
+        locked = lock.acquire(timeout=HAND_OVER_SECONDS)
+        try:
+            block = self._scalar_steps.take()
+            if block is not None:
+                self._pipeline.submit(block)
+            if batch is not None:
+                self._pipeline.submit(batch)
+        finally:
+            if locked:
+                lock.release()
 
     def _check_size(self, batch: StepBatch) -> None:
         per_event = batch.items if self.file_format == "tensorboard" else [batch]
@@ -462,7 +478,7 @@ class SummaryRecord:
         if self._closed:
             logger.error("The record writer is closed and can not flush")
             return
-        self._submit_open_scalars()
+        self._hand_over()
         self._pipeline.flush()
         self._raise_pending()
 
@@ -475,7 +491,7 @@ class SummaryRecord:
         if self._graph is not None:  # the network was never called: no graph
             self._graph.cancel()
             self._graph = None
-        self._submit_open_scalars()
+        self._hand_over()
         if not self._pipeline.close(timeout):
             logger.error("closing the summary writer timed out after %s s", timeout)
         self._raise_pending()

@@ -1,27 +1,31 @@
-"""Scalar-only steps, gathered on the caller's thread and written as one block.
+"""Scalar-only steps, handed over by the caller as they are and written as one block.
 
 Most ``record`` calls carry a few scalars and nothing else. For those the caller does
-not build per-step objects at all (each would cost allocation, garbage-collector work
-and a queue hand-off); it appends the step, wall time, tag ids and float32 values to
-typed ``array.array`` columns. The writer takes a whole block at once and serializes it
-with one compiled pass (:mod:`sumlens.summary._scalar_jit`) that releases the GIL.
+as little as it can: it appends one ``(step, wall time, {tag: value})`` row to a deque
+(after a training step the caches are cold, and every extra object or call costs
+microseconds there). The writer thread takes the rows at each wake-up, packs them into
+columns and serializes them with one compiled pass (:mod:`sumlens.summary._scalar_jit`)
+that releases the GIL. Before a step with other values the caller cuts the rows it has
+into a block of their own, so the file keeps recording order (see :class:`ScalarCollector`).
 """
 
 from __future__ import annotations
 
 import threading
-from array import array
+from collections import deque
 
 import numpy as np
 
 BLOCK_STEPS = 8192
-"""A block is handed to the writer once it holds this many steps."""
+"""Rows at which the caller hands them over itself (through the writer's bounded queue)."""
 BLOCK_SECONDS = 0.25
-"""... or once its first step is this old, so data reaches the disk promptly."""
+"""How old rows may get before the writer takes them (its wake-up period)."""
+ROW_BYTES = 200
+"""Estimated memory of one row (for the writer's queue bound)."""
 
 
 class TagTable:
-    """Tag name <-> small integer id; grows only, so the writer can read it without a lock."""
+    """Tag name <-> small integer id, assigned by the writer thread as it meets new tags."""
 
     def __init__(self) -> None:
         self.ids: dict[str, int] = {}
@@ -47,76 +51,64 @@ class TagTable:
 
 
 class ScalarBlock:
-    """Columns of scalar-only steps: per step (step, wall time, count), per value (tag, value)."""
+    """Scalar-only steps in recording order: ``(step, wall time, {tag: value})`` rows.
 
-    __slots__ = ("counts", "started", "steps", "tags", "values", "walls")
+    ``queued``: handed over through the writer's queue, so counted in its memory bound
+    (False for rows the writer took itself).
+    """
 
-    def __init__(self, started: float) -> None:
-        self.started = started
-        self.steps = array("q")
-        self.walls = array("d")
-        self.counts = array("i")
-        self.tags = array("i")
-        self.values = array("f")
+    __slots__ = ("queued", "rows")
+
+    def __init__(self, rows: list[tuple[int, float, dict[str, float]]]) -> None:
+        self.rows = rows
+        self.queued = True
 
     def __len__(self) -> int:
-        return len(self.steps)
+        return len(self.rows)
 
     @property
     def pending_bytes(self) -> int:
         """Memory held by the block (for the writer's queue bound)."""
-        return 64 + 20 * len(self.steps) + 8 * len(self.tags)
+        return 64 + ROW_BYTES * len(self.rows)
 
 
 class ScalarCollector:
-    """The caller-side open block of one record, and its hand-off rules.
+    """The caller's scalar-only rows not yet handed over, and the rule that keeps order.
 
-    ``add_step`` appends a step; it returns a full (or old) block for the caller to
-    submit. ``take`` empties the open block (at flush/close, or when the writer finds it
-    idle), under a lock the caller holds only while appending.
+    The caller appends a row per step without a lock (``deque.append`` is atomic). Rows
+    leave only under :attr:`lock`, oldest first, and together with what must be written
+    around them: the caller cuts them into a block and queues it, then the step that
+    follows, both under the lock; the writer, under the lock too, drains its queue and
+    then takes the rows (newer than everything queued). So the file keeps recording order.
     """
 
     def __init__(self) -> None:
         self.tags = TagTable()
-        self._lock = threading.Lock()
-        self._block: ScalarBlock | None = None
+        self.lock = threading.Lock()
+        self._rows: deque[tuple[int, float, dict[str, float]]] = deque()
 
-    def add_step(self, step: int, wall: float, scalars: dict[str, float]) -> ScalarBlock | None:
-        """Append one step's scalars; return the block if it is due for writing."""
-        id_of = self.tags.id_of
-        with self._lock:
-            block = self._block
-            if block is None:
-                block = self._block = ScalarBlock(wall)
-            block.steps.append(step)
-            block.walls.append(wall)
-            block.counts.append(len(scalars))
-            for name, value in scalars.items():
-                block.tags.append(id_of(name))
-                block.values.append(value)
-            if len(block) < BLOCK_STEPS and wall - block.started < BLOCK_SECONDS:
-                return None
-            self._block = None
-            return block
+    def add_step(self, step: int, wall: float, scalars: dict[str, float]) -> bool:
+        """Append one step's scalars (the dict is kept: do not change it afterwards);
+        True once :data:`BLOCK_STEPS` rows wait, for the caller to hand them over."""
+        rows = self._rows
+        rows.append((step, wall, scalars))
+        return len(rows) >= BLOCK_STEPS
 
-    def take(self, timeout: float = 1.0) -> ScalarBlock | None:
-        """Remove and return the open block (None if empty).
-
-        Gives up after ``timeout`` seconds: a signal handler that interrupted this thread
-        inside :meth:`add_step` must not wait for itself (that block's last step is lost).
-        """
-        if not self._lock.acquire(timeout=timeout):
-            return None
+    def take(self) -> ScalarBlock | None:
+        """Remove the waiting rows as a block (None if none); the caller holds :attr:`lock`."""
+        rows = self._rows
+        taken = []
         try:
-            block, self._block = self._block, None
-            return block
-        finally:
-            self._lock.release()
+            while True:
+                taken.append(rows.popleft())
+        except IndexError:
+            pass
+        return ScalarBlock(taken) if taken else None
 
     def reset_after_fork(self) -> None:
-        """A forked child's copy: fresh lock, no block."""
-        self._lock = threading.Lock()
-        self._block = None
+        """A forked child's copy: a fresh lock, no rows."""
+        self.lock = threading.Lock()
+        self._rows = deque()
 
 
 def encode_scalar_block(
@@ -125,20 +117,32 @@ def encode_scalar_block(
     """Framed events of a block (bytes, and the end offset of each record)."""
     from sumlens.summary import _scalar_jit as jit
 
-    tag_ids = np.frombuffer(block.tags, dtype=np.int32)
+    id_of = tags.id_of
+    steps = np.fromiter((row[0] for row in block.rows), dtype=np.int64, count=len(block))
+    walls = np.fromiter((row[1] for row in block.rows), dtype=np.float64, count=len(block))
+    counts = np.fromiter((len(row[2]) for row in block.rows), dtype=np.int32, count=len(block))
+    total = int(counts.sum())
+    tag_ids = np.fromiter(
+        (id_of(name) for row in block.rows for name in row[2]), dtype=np.int32, count=total
+    )
+    values = np.fromiter(
+        (value for row in block.rows for value in row[2].values()), dtype=np.float64, count=total
+    )
+    with np.errstate(over="ignore"):  # beyond float32's range: infinity, as the format stores
+        values = values.astype(np.float32)
     tag_bytes, offsets = tags.encoded(int(tag_ids.max()) + 1 if tag_ids.size else 0)
     longest = int(np.diff(offsets).max()) if offsets.size > 1 else 0
     per_value = jit.MAX_OVERHEAD_PER_VALUE + longest
     tensorboard = file_format == "tensorboard"
-    events = tag_ids.size if tensorboard else len(block.steps)
+    events = tag_ids.size if tensorboard else len(block)
     out = np.empty(events * jit.MAX_OVERHEAD_PER_EVENT + tag_ids.size * per_value, np.uint8)
     ends = np.empty(events, dtype=np.int64)
     count = jit.encode_block(
-        np.frombuffer(block.steps, dtype=np.int64),
-        np.frombuffer(block.walls, dtype=np.float64).view(np.uint64),
-        np.frombuffer(block.counts, dtype=np.int32),
+        steps,
+        walls.view(np.uint64),
+        counts,
         tag_ids,
-        np.frombuffer(block.values, dtype=np.float32).view(np.uint32),
+        values.view(np.uint32),
         tag_bytes,
         offsets,
         jit.TB_SCALAR_FIELD if tensorboard else jit.MS_SCALAR_FIELD,

@@ -90,8 +90,11 @@ def _scalar(value: Any) -> float | None:
     if isinstance(value, int | float):
         return float(value)
     if isinstance(value, torch.Tensor):
-        if value.numel() == 0:
+        size = value.numel()
+        if size == 0:
             return None
+        if size == 1:  # the usual loss: no reduction kernel (a mean costs ~20x an item)
+            return float(value.item())
         return float(value.detach().float().mean())
     if hasattr(value, "mean") and hasattr(value, "dtype"):  # numpy
         return float(value.mean())
@@ -277,6 +280,11 @@ class SummaryCollector(Callback):
             self._graph_watch = None
         if record is not None:
             record.__exit__(exc_type, exc, tb)
+
+    def flush(self) -> None:
+        """Return once everything collected so far is readable on disk (no-op when idle)."""
+        if self._record is not None:
+            self._record.flush()
 
     def __enter__(self) -> SummaryCollector:
         self._active = self._is_active_rank()
