@@ -12,7 +12,10 @@ parameters (the MLP has 4: both layers' weight and bias) every 10 steps. Rows:
 * ``sumlens_scalars``: the same without the histograms (a diagnostic: what the
   scalars alone cost);
 * ``torch_writer``: the same loop with ``torch.utils.tensorboard.SummaryWriter``
-  (``add_scalar`` / ``add_histogram``);
+  (``add_scalar`` / ``add_histogram``), against ``none_tb`` (the loop without recording)
+  in a turn group of their own: whichever run follows torch's writer is slowed (~20-40%,
+  for reasons not found), so it stays away from the other rows; its own baseline suffers
+  it, which if anything understates torch's overhead;
 * ``model``: ``sumlens.Model.train`` without recording (baseline of the collector rows);
 * ``collector``: ``Model.train`` + ``SummaryCollector(collect_freq=1,
   collect_tensor_freq=10)``: the workload above (loss and learning rate every step,
@@ -26,40 +29,49 @@ parameters (the MLP has 4: both layers' weight and bias) every 10 steps. Rows:
 The collector rows run only when ``sumlens.SummaryCollector`` exists.
 
 **Method.** This machine's speed drifts by tens of percent for seconds at a time (other
-tenants), so a row is compared only with a baseline run made right beside it: every round
-runs, for each row, the row and its baseline back to back, in an order that alternates
-from round to round (baseline first, then row first), ``--rounds`` >= 15 by default. Each
-run has a fresh network (same seed), a fresh summary directory and ``gc.collect()``
-before it, and stamps ``perf_counter`` after every step (for ``Model`` rows with a tiny
-callback placed last, in the baseline too). Its *per-step time* is the mean over steps
-``--warmup + 1 .. steps`` (20 by default: the one-time costs, such as the graph capture
-at step 1, fall before); its *one-time cost* is the time of the first ``--warmup`` steps
-(plus the writer's construction) beyond ``warmup`` steady steps; its *close* time is what
-closing the writer takes after the last step (writing what is still queued). A row's
-overhead in a round is its per-step time over that of the baseline run beside it, minus
-1; reported are the median over rounds, the interquartile range and min..max, and the
-medians of the times (a baseline's over all its runs).
+tenants), so runs compared with each other must share the same seconds. A *round* starts
+one fresh process per row (training on its main thread, as usual: torch runs ~2x slower
+on other threads here). Each process first makes a short untimed *first run*
+(``--first-steps``, one process at a time): its setup and first ``--warmup`` steps beyond
+steady steps are the row's *one-time cost* in a fresh process (imports, compiled kernels
+loaded, the graph captured). Then the timed runs of all rows take turns: a run trains
+``--segment`` steps (100), hands the machine to the next run and waits for its turn
+again; only one run works at any time. A run that records flushes its writer at the end
+of each turn and is timed until the flush returns, so its writer's work is charged to it,
+never to the run after it (this writes every ``--segment`` steps: if anything, it
+overstates a writer's cost). Every run has a fresh network (same seed) and summary
+directory; each round draws a new turn order (seeded); ``--rounds`` >= 15 by default. A run's
+*per-step time* is the mean of its steps ``--warmup + 1 .. steps`` (20 by default), time
+waiting for its turn excluded; its *close* time is what closing the writer takes after
+the last step. A row's overhead in a round is its per-step time over its baseline's in
+the same round, minus 1; reported are the median over rounds, the interquartile range
+and min..max, and the medians of the times. The anchor rows and the digits rows take
+turns among themselves in later parts of each round.
 
 Targets (issue 6): sumlens <= +10% per step on the MLP; the digits CNN with the default
 collector at collect_freq=10 <= +5% per step. Anchor: torch's writer +522% (2 threads).
 
 Usage: ``.venv/bin/python benchmarks/bench_collector.py [--rounds 15] [--steps 2000]
-[--threads 2] [--quick] [--rows none,sumlens_record,...] [--out FILE.json]``.
+[--threads 2] [--segment 100] [--quick] [--rows none,sumlens_record,...] [--out FILE.json]``.
 ``--quick`` (smoke run): 3 rounds of 300 steps, digits 200 steps.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
 import json
+import multiprocessing
 import platform
+import random
 import shutil
 import statistics
 import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +85,9 @@ HISTOGRAM_EVERY = 10
 HISTOGRAM_PARAMS = 5
 MLP_BATCH = 64
 DIGITS_BATCH = 32
+SETTLE_SECONDS = 0.03
+"""Pause before a run hands over its turn: libgomp's idle workers spin for milliseconds
+after a parallel region, which would slow the next run."""
 
 
 def collector_available() -> bool:
@@ -112,6 +127,7 @@ class DigitsCNN(nn.Module):
         return self.fc(x.flatten(1))
 
 
+@functools.cache
 def digits_data() -> list[tuple[torch.Tensor, torch.Tensor]]:
     from sklearn.datasets import load_digits
 
@@ -144,47 +160,102 @@ class Cycled:
         return (data[i % n] for i in range(self.steps))
 
 
-# ---------------------------------------------------------------- one run
+# ---------------------------------------------------------------- turns
+
+
+class Turn:
+    """A run's side of the turn-taking: wait for "go", work, report "yield" or "done".
+
+    Every row runs in a process of its own (on that process's main thread, as training
+    normally runs: torch is ~2x slower on other threads here); the conductor in the
+    parent process lets one run work at a time.
+    """
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    def wait(self) -> None:
+        message = self.conn.recv()
+        if message != "go":
+            raise RuntimeError(f"expected 'go' from the conductor, got {message!r}")
+
+    def pass_on(self) -> None:
+        time.sleep(SETTLE_SECONDS)  # untimed: our idle OpenMP workers stop spinning first
+        self.conn.send("yield")
+        self.wait()
 
 
 @dataclass
 class RunTimes:
     setup: float  # writer construction
-    stamps: list[float]  # perf_counter after each step (index 0: the start of step 1)
+    steps: list[float]  # seconds of each step (its turn's end: with the writer's flush)
     close: float  # closing the writer after the last step
 
 
-class StepClock(Callback):
-    """Stamps ``perf_counter`` after every training step (placed last in the list)."""
+class StepTimer:
+    """Times one run's steps, hands over its turn every ``segment`` steps (after ``flush``)."""
 
-    def __init__(self, stamps: list[float]) -> None:
-        self.stamps = stamps
+    def __init__(self, turn: Turn, total: int, segment: int) -> None:
+        self.turn, self.total, self.segment = turn, total, segment
+        self.flush: Callable[[], None] | None = None
+        self.steps: list[float] = []
+        self.mark = 0.0
+
+    def start(self) -> None:
+        self.turn.wait()
+        self.mark = time.perf_counter()
+
+    def step_done(self) -> None:
+        done = len(self.steps) + 1
+        if done % self.segment == 0 and done < self.total:
+            if self.flush is not None:
+                self.flush()
+            self.steps.append(time.perf_counter() - self.mark)
+            self.turn.pass_on()
+            self.mark = time.perf_counter()
+        else:
+            now = time.perf_counter()
+            self.steps.append(now - self.mark)
+            self.mark = now
+
+
+class StepClock(Callback):
+    """Reports every training step to the run's timer (placed last in the list)."""
+
+    def __init__(self, timer: StepTimer) -> None:
+        self.timer = timer
 
     def on_train_step_end(self, run_context: RunContext) -> None:
-        self.stamps.append(time.perf_counter())
+        self.timer.step_done()
 
 
-def hand_loop(data: list, steps: int, logdir: Path, writer: str) -> RunTimes:
+# ---------------------------------------------------------------- one run
+
+
+def hand_loop(data: list, timer: StepTimer, logdir: Path, writer: str) -> RunTimes:
     """The hand-written loop, recording through ``writer`` (none | sumlens | torch)."""
     net = build_mlp()
     opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
     loss_fn = nn.CrossEntropyLoss()
     named = list(net.named_parameters())[:HISTOGRAM_PARAMS]
+    timer.start()
     t0 = time.perf_counter()
     record: Any = None
     tb: Any = None
     histograms = writer != "sumlens_scalars"
     if writer in ("sumlens", "sumlens_scalars"):
         record = SummaryRecord(logdir)
+        timer.flush = record.flush
     elif writer == "torch":
         from torch.utils.tensorboard import SummaryWriter
 
         tb = SummaryWriter(str(logdir))
-    t1 = time.perf_counter()
-    stamps = [t1]
+        timer.flush = tb.flush
+    setup = time.perf_counter() - t0
+    timer.mark = time.perf_counter()
     n = len(data)
     net.train()
-    for step in range(1, steps + 1):
+    for step in range(1, timer.total + 1):
         x, y = data[(step - 1) % n]
         loss = loss_fn(net(x), y)
         loss.backward()
@@ -203,18 +274,19 @@ def hand_loop(data: list, steps: int, logdir: Path, writer: str) -> RunTimes:
             if step % HISTOGRAM_EVERY == 0:
                 for name, param in named:
                     tb.add_histogram(name, param.detach(), step)
-        stamps.append(time.perf_counter())
+        timer.step_done()
+    t_last = time.perf_counter()
     if record is not None:
         record.close()
     if tb is not None:
         tb.close()
-    t_end = time.perf_counter()
-    return RunTimes(t1 - t0, stamps, t_end - stamps[-1])
+    return RunTimes(setup, timer.steps, time.perf_counter() - t_last)
 
 
 def model_run(
     net: nn.Module,
     data: Any,
+    timer: StepTimer,
     logdir: Path,
     collect_freq: int | None,
     tensor_freq: int | None = None,
@@ -222,6 +294,7 @@ def model_run(
     """``Model.train`` for one epoch over ``data``, with a collector when ``collect_freq``."""
     opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
     model = Model(net, nn.CrossEntropyLoss(), opt)
+    timer.start()
     t0 = time.perf_counter()
     callbacks: list[Callback] = []
     if collect_freq is not None:
@@ -229,12 +302,12 @@ def model_run(
             str(logdir), collect_freq=collect_freq, collect_tensor_freq=tensor_freq
         )
         callbacks.append(collector)
-    t1 = time.perf_counter()
-    stamps = [t1]
-    callbacks.append(StepClock(stamps))
+        timer.flush = collector.flush
+    setup = time.perf_counter() - t0
+    callbacks.append(StepClock(timer))
+    timer.mark = time.perf_counter()
     model.train(1, data, callbacks=callbacks)  # the collector closes its record on exit
-    t_end = time.perf_counter()
-    return RunTimes(t1 - t0, stamps, t_end - stamps[-1])
+    return RunTimes(setup, timer.steps, time.perf_counter() - timer.mark)
 
 
 # ---------------------------------------------------------------- rows
@@ -245,49 +318,43 @@ class Row:
     name: str
     baseline: str | None
     needs_collector: bool
-    run: Callable[[Path], RunTimes]
+    run: Callable[[StepTimer, Path], RunTimes]  # the timer knows the number of steps
     target: float | None = None  # maximum overhead over the baseline
+    group: str = "mlp"  # rows take turns with the rows of their group
 
 
 def make_rows(args: argparse.Namespace) -> list[Row]:
     mlp = mlp_data(args.batches)
-    steps = args.steps
-    mlp_steps = Cycled(mlp, steps)
+
+    def hand(writer: str) -> Callable[[StepTimer, Path], RunTimes]:
+        return lambda timer, logdir: hand_loop(mlp, timer, logdir, writer)
+
+    def mlp_model(freq: int | None, tensor_freq: int | None = None) -> Callable:
+        def run(timer: StepTimer, logdir: Path) -> RunTimes:
+            data = Cycled(mlp, timer.total)
+            return model_run(build_mlp(), data, timer, logdir, freq, tensor_freq)
+
+        return run
+
+    def cnn(freq: int | None) -> Callable[[StepTimer, Path], RunTimes]:
+        def run(timer: StepTimer, logdir: Path) -> RunTimes:
+            torch.manual_seed(1)
+            data = Cycled(digits_data(), timer.total)
+            return model_run(DigitsCNN(), data, timer, logdir, freq)
+
+        return run
+
     rows = [
-        Row("none", None, False, lambda d: hand_loop(mlp, steps, d, "none")),
-        Row("sumlens_record", "none", False, lambda d: hand_loop(mlp, steps, d, "sumlens"), 0.10),
-        Row(
-            "sumlens_scalars",
-            "none",
-            False,
-            lambda d: hand_loop(mlp, steps, d, "sumlens_scalars"),
-        ),
-        Row("torch_writer", "none", False, lambda d: hand_loop(mlp, steps, d, "torch")),
-        Row("model", None, True, lambda d: model_run(build_mlp(), mlp_steps, d, None)),
-        Row(
-            "collector",
-            "model",
-            True,
-            lambda d: model_run(build_mlp(), mlp_steps, d, 1, HISTOGRAM_EVERY),
-            0.10,
-        ),
-        Row("collector_f10", "model", True, lambda d: model_run(build_mlp(), mlp_steps, d, 10)),
-    ]
-    digits = Cycled(digits_data(), args.digits_steps)
-
-    def cnn() -> nn.Module:
-        torch.manual_seed(1)
-        return DigitsCNN()
-
-    rows += [
-        Row("digits_model", None, True, lambda d: model_run(cnn(), digits, d, None)),
-        Row(
-            "digits_collector",
-            "digits_model",
-            True,
-            lambda d: model_run(cnn(), digits, d, 10),
-            0.05,
-        ),
+        Row("none", None, False, hand("none")),
+        Row("sumlens_record", "none", False, hand("sumlens"), 0.10),
+        Row("sumlens_scalars", "none", False, hand("sumlens_scalars")),
+        Row("none_tb", None, False, hand("none"), group="anchor"),
+        Row("torch_writer", "none_tb", False, hand("torch"), group="anchor"),
+        Row("model", None, True, mlp_model(None)),
+        Row("collector", "model", True, mlp_model(1, HISTOGRAM_EVERY), 0.10),
+        Row("collector_f10", "model", True, mlp_model(10)),
+        Row("digits_model", None, True, cnn(None), group="digits"),
+        Row("digits_collector", "digits_model", True, cnn(10), 0.05, group="digits"),
     ]
     wanted = set(args.rows.split(",")) if args.rows else None
     have_collector = collector_available()
@@ -301,16 +368,75 @@ def make_rows(args: argparse.Namespace) -> list[Row]:
     return chosen
 
 
+# ---------------------------------------------------------------- processes
+
+
+def row_process(conn: Connection, args: argparse.Namespace, name: str) -> None:
+    """One row in a fresh process: its untimed first run, then its timed run (with turns)."""
+    torch.set_num_threads(args.threads)
+    torch.set_num_interop_threads(1)
+    (row,) = [row for row in make_rows(args) if row.name == name]
+    steps = args.digits_steps if row.group == "digits" else args.steps
+    conn.send("ready")
+    while (message := conn.recv()) is not None:
+        kind, logdir = message
+        gc.collect()
+        if kind == "first":  # alone on the machine: no turns to take
+            timer = StepTimer(Turn(conn), args.first_steps, args.first_steps + 1)
+        else:
+            timer = StepTimer(Turn(conn), steps, args.segment)
+        conn.send(("done", row.run(timer, logdir)))
+
+
+def start_processes(args: argparse.Namespace, names: list[str]) -> dict[str, Connection]:
+    spawn = multiprocessing.get_context("spawn")
+    conns: dict[str, Connection] = {}
+    for name in names:
+        parent, child = spawn.Pipe()
+        spawn.Process(target=row_process, args=(child, args, name), daemon=True).start()
+        conns[name] = parent
+    for name in names:
+        if conns[name].recv() != "ready":
+            raise RuntimeError(f"row {name} failed to start")
+    return conns
+
+
+def conduct(conns: dict[str, Connection], order: list[str], base: Path) -> dict[str, RunTimes]:
+    """The timed runs of ``order``, taking turns; their times by name."""
+    for name in order:
+        conns[name].send(("timed", base / name))
+    results: dict[str, RunTimes] = {}
+    waiting = list(order)
+    while waiting:
+        name = waiting.pop(0)
+        conns[name].send("go")
+        message = conns[name].recv()
+        if message == "yield":
+            waiting.append(name)
+        else:
+            results[name] = message[1]
+    return results
+
+
+def first_runs(conns: dict[str, Connection], order: list[str], base: Path) -> dict[str, RunTimes]:
+    """Each process's untimed first run, one process at a time."""
+    results: dict[str, RunTimes] = {}
+    for name in order:
+        conns[name].send(("first", base / f"{name}-first"))
+        conns[name].send("go")
+        results[name] = conns[name].recv()[1]
+    return results
+
+
 # ---------------------------------------------------------------- statistics
 
 
 def split_times(times: RunTimes, warmup: int) -> tuple[float, float]:
     """(steady per-step time, one-time cost) of a run."""
-    stamps = times.stamps
-    steps = len(stamps) - 1
-    warmup = min(warmup, steps // 2)
-    per_step = (stamps[-1] - stamps[warmup]) / (steps - warmup)
-    one_time = times.setup + (stamps[warmup] - stamps[0]) - warmup * per_step
+    steps = times.steps
+    warmup = min(warmup, len(steps) // 2)
+    per_step = statistics.fmean(steps[warmup:])
+    one_time = times.setup + sum(steps[:warmup]) - warmup * per_step
     return per_step, one_time
 
 
@@ -329,6 +455,8 @@ def main() -> None:
     parser.add_argument("--batches", type=int, default=50, help="distinct MLP batches")
     parser.add_argument("--warmup", type=int, default=20)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--segment", type=int, default=100, help="steps per turn")
+    parser.add_argument("--first-steps", type=int, default=100, help="steps of the first run")
     parser.add_argument("--rows", default="", help="comma-separated row names (default: all)")
     parser.add_argument("--quick", action="store_true", help="3 rounds of 300 steps")
     parser.add_argument("--out", type=Path, default=None, help="write raw timings as JSON")
@@ -350,36 +478,26 @@ def main() -> None:
     print(f"rows: {', '.join(names)}")
 
     results: dict[str, list[tuple[float, float, float]]] = {name: [] for name in names}
-    ratios: dict[str, list[float]] = {row.name: [] for row in rows if row.baseline in names}
-    by_name = {row.name: row for row in rows}
-    pairs = [(by_name[row.baseline], row) for row in rows if row.name in ratios]
-    lone = [row for row in rows if row.baseline is None and not any(b is row for b, _ in pairs)]
+    groups = [[row.name for row in rows if row.group == g] for g in ("mlp", "anchor", "digits")]
     base = Path(tempfile.mkdtemp(prefix="sumlens-bench-collector-"))
-
-    def measure(row: Row, round_index: int) -> float:
-        logdir = base / f"{row.name}-{round_index}-{len(results[row.name])}"
-        gc.collect()
-        times = row.run(logdir)
-        per_step, one_time = split_times(times, args.warmup)
-        results[row.name].append((per_step, one_time, times.close))
-        shutil.rmtree(logdir, ignore_errors=True)
-        return per_step
-
     try:
         for round_index in range(args.rounds):
-            line = []
-            for k, (baseline, row) in enumerate(pairs):
-                if (round_index + k) % 2 == 0:
-                    theirs, mine = measure(baseline, round_index), measure(row, round_index)
-                else:
-                    mine, theirs = measure(row, round_index), measure(baseline, round_index)
-                ratios[row.name].append(mine / theirs - 1)
-                line.append(f"{row.name}={mine * 1e3:.3f} ({mine / theirs - 1:+.1%})")
-            for row in lone:
-                line.append(f"{row.name}={measure(row, round_index) * 1e3:.3f}")
-            print(
-                f"round {round_index + 1:>2}/{args.rounds}: ms/step " + "  ".join(line), flush=True
-            )
+            for group in filter(None, groups):
+                order = random.Random(round_index).sample(group, len(group))
+                conns = start_processes(args, order)
+                try:
+                    directory = base / str(round_index)
+                    first = first_runs(conns, order, directory)
+                    for name, times in conduct(conns, order, directory).items():
+                        per_step, _ = split_times(times, args.warmup)
+                        _, one_time = split_times(first[name], args.warmup)
+                        results[name].append((per_step, one_time, times.close))
+                finally:
+                    for conn in conns.values():
+                        conn.send(None)
+                shutil.rmtree(base / str(round_index), ignore_errors=True)
+            line = "  ".join(f"{n}={results[n][-1][0] * 1e3:.3f}" for n in names)
+            print(f"round {round_index + 1:>2}/{args.rounds}: ms/step {line}", flush=True)
     finally:
         shutil.rmtree(base, ignore_errors=True)
 
@@ -404,8 +522,11 @@ def main() -> None:
         }
         overhead_text = f"{'-':>9} {'':>17} {'':>17}"
         verdict = ""
-        if row.name in ratios:
-            values = ratios[row.name]
+        if row.baseline is not None and row.baseline in results:
+            values = [
+                mine[0] / theirs[0] - 1
+                for mine, theirs in zip(results[row.name], results[row.baseline], strict=True)
+            ]
             o1, omed, o3 = quartiles(values)
             overhead_text = (
                 f"{omed:>+8.1%} {f'{o1:+.1%}..{o3:+.1%}':>17} "
@@ -427,13 +548,14 @@ def main() -> None:
         )
         summary[row.name] = entry
     if results.get("collector") and results.get("none"):
-        across = statistics.median(r[0] for r in results["collector"]) / statistics.median(
-            r[0] for r in results["none"]
-        )
-        print(f"collector against the hand-written loop (none), medians: {across - 1:+.1%}")
+        across = [
+            a[0] / b[0] - 1 for a, b in zip(results["collector"], results["none"], strict=True)
+        ]
+        print(f"collector against the hand-written loop (none): {statistics.median(across):+.1%}")
     print(
-        "overhead: ratio to the baseline run beside it (none / model / digits_model), median "
-        "over rounds; one-time: construction + first steps beyond steady state (graph capture)"
+        "overhead: per-round ratio to the baseline row (none / model / digits_model), median "
+        "over rounds; one-time: a fresh process's first run, construction + first steps "
+        "beyond steady state (imports, kernels, graph capture)"
     )
     if args.out is not None:
         args.out.write_text(

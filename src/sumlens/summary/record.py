@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import math
 import os
 import sys
 import threading
@@ -436,6 +437,17 @@ class SummaryRecord:
         )
         self._put(self._pool, Item("graph", "graph", result.graph), "add_value")
 
+    def _discard_pending(self) -> None:
+        """Drop what was added since the last record, writing nothing (a step the caller
+        decided not to keep): what ``record(step, plugin_filter=lambda _: False)`` does,
+        without its per-step cost."""
+        if self._pool:
+            self._pool = {}
+        if self._scalars:
+            self._scalars = {}
+        if self._op_values:
+            self._op_values = {}
+
     def _hand_over(self, batch: StepBatch | None = None) -> None:
         """Queue the waiting scalar rows, then ``batch``: in recording order (see
         :class:`~sumlens.summary.scalar_block.ScalarCollector`).
@@ -556,7 +568,7 @@ def _tensor_item(
     size; it is checked from the shape alone, before anything is copied.
     """
     shape = _shape_of(value, name)
-    size = int(np.prod(shape, dtype=np.int64))
+    size = math.prod(shape)
     budget = MAX_STEP_BYTES if budget is None else budget
     if plugin == "scalar":
         if size != 1:

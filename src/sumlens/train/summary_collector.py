@@ -64,10 +64,6 @@ def _no_tensors(plugin: str) -> bool:
     return plugin != "tensor"
 
 
-def _nothing(plugin: str) -> bool:
-    return False
-
-
 def clean_name(name: str) -> str:
     """A parameter name without DDP (``module.``) and torch.compile (``_orig_mod.``) parts."""
     parts = name.split(".")
@@ -368,7 +364,7 @@ class SummaryCollector(Callback):
                 self._record.record(step)
         elif not self._collect(cb, step):
             # drop this step's summary-operator values: only collected steps are written
-            self._record.record(step, plugin_filter=_nothing)
+            self._record._discard_pending()
         saver = self._landscape_saver
         if saver is not None and saver.unit == "step" and saver.wanted(step):
             saver.save(_unwrap(cb.network), step)
@@ -379,7 +375,7 @@ class SummaryCollector(Callback):
         cb = run_context.original_args()
         if cb.get("mode", None) == "train":
             if self._sink and not self._collect(cb, cb.cur_epoch_num):
-                self._record.record(cb.cur_step_num, plugin_filter=_nothing)
+                self._record._discard_pending()
             # non-sink: step_end already decided about this step (no step written twice)
             saver = self._landscape_saver
             if saver is not None and saver.unit == "epoch" and saver.wanted(cb.cur_epoch_num):
