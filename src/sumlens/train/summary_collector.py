@@ -207,7 +207,7 @@ class SummaryCollector(Callback):
         self._custom_saved = False
         self._optimizer: Any = None
         self._optimizer_searched = False
-        self._histogram_params: list[tuple[str, torch.Tensor]] | None = None
+        self._histogram_params: list[tuple[str, torch.Tensor]] | None = None  # (tag, param)
 
         self._active = True
         self._landscape_saver: LandscapeSaver | None = None
@@ -452,7 +452,7 @@ class SummaryCollector(Callback):
     def _collect(self, cb: Any, current: int) -> bool:
         """The collection step (spec 3.1); True if this step was written."""
         record = self._record
-        step = cb.cur_step_num
+        step = current if not self._sink else cb.cur_step_num
         if self._mode != "train" or step == self._last_collected:
             return False
         plugin_filter: Callable[[str], bool] | None
@@ -529,7 +529,7 @@ class SummaryCollector(Callback):
             )
             self._metric = False
             return
-        self._record.add_value("scalar", "loss/auto", loss)
+        self._record._add_scalar("loss/auto", loss)  # a float already: no add_value checks
 
     def _find_optimizer(self, cb: Any) -> Any:
         if self._optimizer_searched:
@@ -561,7 +561,7 @@ class SummaryCollector(Callback):
         if lr is None:
             self._lr = False
             return
-        self._record.add_value("scalar", "learning_rate/auto", lr)
+        self._record._add_scalar("learning_rate/auto", lr)
 
     def _collect_histograms(self, cb: Any) -> None:
         if not self._histograms:
@@ -584,9 +584,10 @@ class SummaryCollector(Callback):
             else:
                 pattern = re.compile(self._histogram_regex)
                 params = [(n, p) for n, p in params if pattern.match(n)]
-            self._histogram_params = params
-        for name, param in self._histogram_params:
-            self._record.add_value("histogram", f"{name}/auto", param.detach())
+            self._histogram_params = [(f"{name}/auto", param) for name, param in params]
+        add_value = self._record.add_value
+        for tag, param in self._histogram_params:  # binned now, from the live memory
+            add_value("histogram", tag, param)
 
     def _add_graph(self, cb: Any) -> None:
         watch, self._graph_watch = self._graph_watch, None
