@@ -58,9 +58,10 @@ from sumlens.summary.tensor import check_tensor_dtype
 
 TENSOR_PLUGINS = ("scalar", "image", "tensor", "histogram")
 SIZED_PLUGINS = ("image", "tensor")
+"""Plugins whose encoded size grows with the value (checked against the step's limit)."""
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 HAND_OVER_SECONDS = 1.0
-"""Plugins whose encoded size grows with the value (checked against the step's limit)."""
+"""How long a hand-over of scalar rows waits for their lock (see ``_hand_over``)."""
 MESSAGE_PLUGINS: dict[str, tuple[type, ...]] = {
     "graph": (anf_ir_pb2.GraphProto,),
     "train_lineage": (lineage_pb2.TrainLineage,),
