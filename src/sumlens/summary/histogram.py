@@ -110,8 +110,11 @@ def compute_histogram(array: np.ndarray) -> Histogram:
         )
         if finite:
             return Histogram(left, width, counts, lo, hi, total, array.size)
-    lo, hi = array.min(), array.max()  # NaN or an infinity here: some values are not finite
-    if array.dtype.kind == "f" and not (math.isfinite(lo) and math.isfinite(hi)):
+        non_finite = True  # the kernel saw a NaN or an infinity: no need to look again
+    else:
+        lo, hi = array.min(), array.max()  # NaN or an infinity here: some are not finite
+        non_finite = array.dtype.kind == "f" and not (math.isfinite(lo) and math.isfinite(hi))
+    if non_finite:
         lo, hi, total, finite, nan, pos, neg = jit.census(array)
     else:
         total, finite, nan, pos, neg = jit.finite_sum(array), array.size, 0, 0, 0

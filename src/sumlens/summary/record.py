@@ -442,12 +442,9 @@ class SummaryRecord:
         """Drop what was added since the last record, writing nothing (a step the caller
         decided not to keep): what ``record(step, plugin_filter=lambda _: False)`` does,
         without its per-step cost."""
-        if self._pool:
-            self._pool = {}
-        if self._scalars:
-            self._scalars = {}
-        if self._op_values:
-            self._op_values = {}
+        self._pool.clear()
+        self._scalars.clear()  # a dict handed over with a row is never the current one
+        self._op_values.clear()
 
     def _hand_over(self, batch: StepBatch | None = None) -> None:
         """Queue the waiting scalar rows, then ``batch``: in recording order (see
