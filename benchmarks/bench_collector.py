@@ -202,8 +202,8 @@ class StepTimer:
         self.mark = 0.0
 
     def start(self) -> None:
+        """Wait for this run's first turn (the run sets :attr:`mark` once its writer is up)."""
         self.turn.wait()
-        self.mark = time.perf_counter()
 
     def step_done(self) -> None:
         done = len(self.steps) + 1
