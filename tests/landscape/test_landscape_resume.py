@@ -75,6 +75,7 @@ def test_an_interrupted_run_resumes_without_redoing_work(counted: Path, tmp_path
         "cache_dir": tmp_path / "cache",
         "block_points": 2,
         "points_per_pass": 1,
+        "onednn": False,  # no timed probes: every loss call is a point of the landscape
         "progress": False,
     }
     first, second, events = interrupted_then_resumed(counted, settings, interrupt_at_half)
@@ -98,6 +99,7 @@ def test_a_killed_worker_costs_at_most_the_blocks_in_flight(counted: Path, tmp_p
         "cache_dir": tmp_path / "cache",
         "block_points": 1,
         "points_per_pass": 1,
+        "onednn": False,  # no timed probes: every loss call is a point of the landscape
         "num_workers": 2,
         "progress": False,
     }

@@ -200,6 +200,7 @@ def copy_run(run: Path, tmp_path: Path, metadata: dict[str, Any] | None = None) 
         ({"seed": -1}, ValueError, "seed"),
         ({"train_mode": "yes"}, TypeError, "train_mode"),
         ({"points_per_pass": 0}, ValueError, "points_per_pass"),
+        ({"onednn": "yes"}, TypeError, "onednn must be None .timed choice., True or False"),
         ({"block_points": 0}, ValueError, "block_points"),
         ({"output": 3}, TypeError, "output"),
     ],

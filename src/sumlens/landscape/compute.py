@@ -78,16 +78,20 @@ def eval_options(
     points_per_pass: object,
     samples_per_pass: object,
     memory_budget: object,
+    onednn: object = None,
 ) -> EvalOptions:
     """Checked evaluation options (see :class:`~sumlens.landscape.evaluate.EvalOptions`)."""
     if not isinstance(train_mode, bool):
         raise TypeError(f"train_mode must be a bool, got {train_mode!r}")
+    if onednn is not None and not isinstance(onednn, bool):
+        raise TypeError(f"onednn must be None (timed choice), True or False, got {onednn!r}")
     return EvalOptions(
         train_mode,
         seed,
         _positive_or_none(points_per_pass, "points_per_pass"),
         _positive_or_none(samples_per_pass, "samples_per_pass"),
         _positive_or_none(memory_budget, "memory_budget"),
+        onednn,
     )
 
 
@@ -294,6 +298,7 @@ def compute_landscape(
     points_per_pass: int | None = None,
     samples_per_pass: int | None = None,
     memory_budget: int | None = None,
+    onednn: bool | None = None,
     on_block: OnBlock | None = None,
     progress: bool = True,
 ) -> LossLandscape:
@@ -321,8 +326,10 @@ def compute_landscape(
             :func:`sumlens.landscape.workers.open_backend`); default: this process.
         cache_dir: keep finished blocks here, so a rerun resumes (None: no cache).
         block_points: points per block (default: about 64 blocks).
-        points_per_pass, samples_per_pass, memory_budget: speed knobs, see
-            :class:`~sumlens.landscape.evaluate.EvalOptions`.
+        points_per_pass, samples_per_pass, memory_budget, onednn: speed knobs, see
+            :class:`~sumlens.landscape.evaluate.EvalOptions` (none changes a height
+            beyond float rounding; ``points_per_pass=1, onednn=False`` skips the timed
+            probes that otherwise choose the fastest way).
         on_block: called with a :class:`BlockDone` after every block.
         progress: show a progress bar.
 
@@ -337,7 +344,9 @@ def compute_landscape(
     unit = check_unit(unit)
     normalization = check_normalization(normalization)
     seed = check_seed(seed)
-    options = eval_options(train_mode, seed, points_per_pass, samples_per_pass, memory_budget)
+    options = eval_options(
+        train_mode, seed, points_per_pass, samples_per_pass, memory_budget, onednn
+    )
     snapshots = [numpy_state(state) for state in states]
     needed = 3 if kind == "train" else 1
     if len(snapshots) < needed:

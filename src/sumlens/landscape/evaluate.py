@@ -46,14 +46,21 @@ import torch
 from torch.func import functional_call, vmap
 
 from sumlens._log import logger, warn_once
+from sumlens.landscape import onednn
+from sumlens.landscape.batch_loss import BatchLosses
 from sumlens.landscape.objective import Objective
 from sumlens.landscape.plane import Plane
+from sumlens.landscape.stem import StemOutputs, find_stem
 
 CPU_PASS_BYTES = 8 * 2**20
 GPU_PASS_BYTES = 512 * 2**20
 AUTO_POINTS_PER_PASS = 8
 VMAP_ADVANTAGE = 0.8
 """vmap is chosen only when its time per point is below this share of point by point."""
+ONEDNN_ADVANTAGE = 0.9
+"""oneDNN tensors are chosen only when their time per point is below this share."""
+ONEDNN_AGREEMENT = 1e-5
+"""... and the probe's height on them is this close (relative) to the ordinary run's."""
 SLOW_POINT_SECONDS = 1.0
 """A point slower than this is compute-bound: per-pass overhead is moot, skip the timing."""
 PROBE_SAMPLES = 8
@@ -69,8 +76,10 @@ class EvalOptions:
 
     ``points_per_pass``: None times both ways and picks the faster, 1 is point by point,
     k > 1 is vmap over k points. ``samples_per_pass``: samples per forward pass (None:
-    from ``memory_budget``, the activation bytes one pass may hold). ``train_mode`` and
-    ``seed``: see the module docstring.
+    from ``memory_budget``, the activation bytes one pass may hold). ``onednn``: point
+    by point on oneDNN tensors (see ``onednn``): None times both ways on CPU, True uses
+    them where the network runs on them, False never. ``train_mode`` and ``seed``: see
+    the module docstring.
     """
 
     train_mode: bool = False
@@ -78,6 +87,7 @@ class EvalOptions:
     points_per_pass: int | None = None
     samples_per_pass: int | None = None
     memory_budget: int | None = None
+    onednn: bool | None = None
 
 
 def _tree_map(fn: Callable[[torch.Tensor], Any], obj: Any) -> Any:
@@ -117,6 +127,8 @@ class _Run:
     size: int
     count: int
     labels: Any  # stacked (count, size, ...) when count > 1, else the batch's label
+    flat_labels: Any = None  # the same labels one after the other
+    one_call: bool | None = None  # its batch losses may come from one loss call
 
 
 @dataclasses.dataclass
@@ -133,6 +145,7 @@ class _Replica:
     def __init__(self, network: torch.nn.Module, loss_fn: Any) -> None:
         self.network = network
         self.loss_fn = loss_fn
+        self.batch_losses = BatchLosses.of(loss_fn)
         self.targets = dict(network.named_parameters())
         self.targets.update(dict(network.named_buffers()))
 
@@ -163,6 +176,12 @@ class Evaluator:
         self._per_sample_bytes: int | None = None
         self._pool: concurrent.futures.ThreadPoolExecutor | None = None
         self._joined = self._join_batches()
+        self._onednn = False  # the loop's passes are oneDNN tensors (see ``onednn``)
+        self._layout_chosen = self.options.train_mode  # train mode: the user's batches as given
+        self._onednn_units: tuple[list[_Unit], list[_Unit]] | None = None  # (plain, oneDNN)
+        self._stem_place: tuple[str, int] | bool | None = False  # False: not looked for yet
+        self._stem: StemOutputs | None = None
+        self._stem_for: tuple[str | None, list[_Unit] | None] = (None, None)
 
     # ---------------------------------------------------------------- set-up
 
@@ -317,6 +336,7 @@ class Evaluator:
             for run in runs:
                 first = start + run.offset
                 chunk = labels[first : first + run.size * run.count]
+                run.flat_labels = chunk
                 if run.count > 1:
                     chunk = chunk.view(run.count, run.size, *chunk.shape[1:])
                 run.labels = chunk
@@ -365,10 +385,47 @@ class Evaluator:
             self._settle_allocator(samples, points)
         return self._plan(samples)
 
+    def _loop_units(self) -> list[_Unit]:
+        """The point-by-point plan, its passes as oneDNN tensors in that mode (made once)."""
+        units = self._units(1)
+        if not self._onednn:
+            return units
+        if self._onednn_units is None or self._onednn_units[0] is not units:
+            converted = [
+                _Unit([onednn.to_onednn(inputs) for inputs in unit.passes], unit.runs)
+                for unit in units
+            ]
+            self._onednn_units = (units, converted)
+        return self._onednn_units[1]
+
+    def _stem_outputs(self, units: list[_Unit]) -> StemOutputs | None:
+        """The first layer's outputs for the plane and ``units``' passes (see ``stem``),
+        computed on first use; None when the network has no such layer or they do not fit."""
+        if self._joined is None:
+            return None  # the user's own batches: no fixed passes to keep outputs for
+        if self._stem_for[0] == self.plane_key and self._stem_for[1] is units:
+            return self._stem
+        self._stem_for, self._stem = (self.plane_key, units), None
+        if self._stem_place is False:
+            self.network.eval()
+            probe = tuple(t[:PROBE_SAMPLES] for t in self._joined[0])
+            self._stem_place = find_stem(self.network, probe)
+        if isinstance(self._stem_place, tuple):
+            stem = StemOutputs(*self._stem_place)
+            passes = [inputs for unit in units for inputs in unit.passes]
+            if stem.compute(self.network, passes, self._base, self._v, self._w):
+                self._stem = stem
+        return self._stem
+
     # ---------------------------------------------------------------- losses
 
-    def _unit_losses(self, loss_fn: Any, unit: _Unit, outputs: Any) -> list[torch.Tensor]:
-        """Per-batch losses (0-d or (count,) tensors) of one unit's joined outputs."""
+    def _unit_losses(
+        self, replica: _Replica, unit: _Unit, outputs: Any, one_call: bool = False
+    ) -> list[torch.Tensor]:
+        """Per-batch losses (0-d or (count,) tensors) of one unit's joined outputs;
+        ``one_call``: a run's losses from one loss call where the loss allows it (point by
+        point only: under vmap its last bits would depend on how points are grouped)."""
+        loss_fn = replica.loss_fn
         if loss_fn is None:
             return [_first(outputs).reshape(())]
         losses = []
@@ -376,6 +433,10 @@ class Evaluator:
             piece = _tree_map(lambda t, r=run: t[r.offset : r.offset + r.size * r.count], outputs)
             if run.count == 1:
                 losses.append(loss_fn(piece, run.labels).reshape(()))
+                continue
+            together = self._one_call(replica, run, piece) if one_call else None
+            if together is not None:
+                losses.append(together)
                 continue
             stacked = _tree_map(lambda t, r=run: t.view(r.count, r.size, *t.shape[1:]), piece)
             if self._loss_vmap and run.count >= LOSS_VMAP_MIN_BATCHES:
@@ -389,6 +450,16 @@ class Evaluator:
                 one = _tree_map(lambda t, i=i: t[i], stacked)
                 losses.append(loss_fn(one, run.labels[i]).reshape(()))
         return losses
+
+    @staticmethod
+    def _one_call(replica: _Replica, run: _Run, piece: Any) -> torch.Tensor | None:
+        """A run's batch losses from one loss call, where the loss allows it."""
+        batch_losses = replica.batch_losses
+        if batch_losses is None or not isinstance(piece, torch.Tensor):
+            return None
+        if run.one_call is None:
+            run.one_call = batch_losses.accepts(run.flat_labels)
+        return batch_losses(piece, run.flat_labels, run.count) if run.one_call else None
 
     @staticmethod
     def _mean(losses: list[torch.Tensor]) -> float:
@@ -412,27 +483,36 @@ class Evaluator:
 
     def _loop(self, replica: _Replica, coords: torch.Tensor, first_index: int) -> list[float]:
         """Point by point: the weights written into the network in place, then every unit."""
-        units = self._units(1)
+        units = self._loop_units()
         train = self.options.train_mode
         network, targets = replica.network, replica.targets
+        run = _onednn_forward if self._onednn else _forward
         network.train(train)
+        stem = self._stem_outputs(units)
+        point = [0.0, 0.0]  # the stem's (a, b)
+        layer = stem.install(network, point) if stem is not None else None
+        moved = [targets[name] for name in self._base]
+        bases, vs, ws = list(self._base.values()), list(self._v.values()), list(self._w.values())
         heights = []
-        for k, (a, b) in enumerate(coords.tolist()):
-            for name, base in self._base.items():
-                target = targets[name]
-                target.copy_(base)
-                target.add_(self._v[name], alpha=a)
-                target.add_(self._w[name], alpha=b)
-            if train:
-                for name, value in self._buffers.items():
-                    targets[name].copy_(value)
-            context = self._point_rng(first_index + k) if train else contextlib.nullcontext()
-            with context:
-                losses = []
-                for unit in units:
-                    outputs = _cat([network(*inputs) for inputs in unit.passes])
-                    losses.extend(self._unit_losses(replica.loss_fn, unit, outputs))
-            heights.append(self._mean(losses))
+        try:
+            for k, (a, b) in enumerate(coords.tolist()):
+                point[0], point[1] = a, b
+                torch._foreach_copy_(moved, bases)  # three calls per point, not three per tensor
+                torch._foreach_add_(moved, vs, alpha=a)
+                torch._foreach_add_(moved, ws, alpha=b)
+                if train:
+                    for name, value in self._buffers.items():
+                        targets[name].copy_(value)
+                context = self._point_rng(first_index + k) if train else contextlib.nullcontext()
+                with context:
+                    losses = []
+                    for unit in units:
+                        outputs = _cat([run(network, inputs) for inputs in unit.passes])
+                        losses.extend(self._unit_losses(replica, unit, outputs, one_call=True))
+                heights.append(self._mean(losses))
+        finally:
+            if layer is not None:
+                StemOutputs.uninstall(layer)
         return heights
 
     def _vmapped(self, replica: _Replica, coords: torch.Tensor) -> list[float]:
@@ -450,7 +530,7 @@ class Evaluator:
             joined = _cat(parts, dim=1)
             for k in range(len(coords)):
                 outputs = _tree_map(lambda t, k=k: t[k], joined)
-                per_point[k].extend(self._unit_losses(replica.loss_fn, unit, outputs))
+                per_point[k].extend(self._unit_losses(replica, unit, outputs))
         return [self._mean(losses) for losses in per_point]
 
     def _run(self, replica: _Replica, coords: torch.Tensor, first_index: int) -> list[float]:
@@ -461,29 +541,65 @@ class Evaluator:
             heights.extend(self._vmapped(replica, coords[start : start + self._points]))
         return heights
 
-    def _choose(self, coords: torch.Tensor) -> str:
-        """Time point by point against vmap on probe points; the faster way wins.
+    def _choose_layout(self, coords: torch.Tensor) -> float | None:
+        """Point by point on oneDNN tensors where that runs, agrees and is faster (see
+        ``onednn``); returns the loop's best time per point in the layout kept, if timed.
 
-        Each way is timed twice after a warm-up and its best time counts (a busy machine
-        only ever makes a run slower); vmap's second timing is skipped when its first
-        pass was over twice as slow per point as the loop.
+        Each layout is timed as ``_best`` says. ``EvalOptions.onednn`` True or False
+        skips the comparison.
         """
+        replica, probe = self._replicas[0], coords[:1]
+
+        def loop() -> tuple[float, list[float]]:
+            return _timed(lambda: self._loop(replica, probe, 0), 1)
+
+        wanted = self.options.onednn
+        possible = self._joined is not None and onednn.usable(self.device, self._joined[0])
+        if wanted is False or not possible:
+            return None
+        plain_time, plain = (None, []) if wanted else _best(loop)
+        self._onednn = True
+        try:
+            onednn_time, heights = _best(loop)
+        except Exception as err:  # an operator without oneDNN tensors: the plain way runs
+            self._onednn, self._onednn_units = False, None
+            logger.info("landscape: oneDNN tensors do not run this model (%s)", err)
+            return plain_time
+        if plain_time is None:
+            return onednn_time
+        agrees = abs(heights[0] - plain[0]) <= ONEDNN_AGREEMENT * abs(plain[0])
+        self._onednn = agrees and onednn_time < ONEDNN_ADVANTAGE * plain_time
+        logger.info(
+            "landscape: %.3g ms per point, %.3g ms on oneDNN tensors (height %s): %s",
+            plain_time * 1e3,
+            onednn_time * 1e3,
+            "agrees" if agrees else f"{heights[0]!r} instead of {plain[0]!r}",
+            "oneDNN tensors" if self._onednn else "plain tensors",
+        )
+        if not self._onednn:
+            self._onednn_units = None
+            return plain_time
+        return onednn_time
+
+    def _choose(self, coords: torch.Tensor, loop_time: float | None) -> str:
+        """Point by point (``loop_time`` per point; None: timed here) against vmap on
+        probe points: the faster way wins. The loop is timed as ``_best`` says; vmap once,
+        and twice more unless that first pass was over twice as slow per point as the
+        loop, its best time counting."""
         wanted = self.options.points_per_pass
         self._points = wanted if wanted is not None else AUTO_POINTS_PER_PASS
         probe = coords[:1].repeat(self._points, 1)
         replica = self._replicas[0]
 
-        def seconds(run: Callable[[], object], points: int) -> float:
-            start = time.perf_counter()
-            run()
-            return (time.perf_counter() - start) / points
+        def vmapped() -> float:
+            return _timed(lambda: self._vmapped(replica, probe), self._points)[0]
 
-        warm = seconds(lambda: self._loop(replica, probe[:1], 0), 1)
-        if wanted is None and warm > SLOW_POINT_SECONDS:
+        if loop_time is None:
+            loop_time = _best(lambda: _timed(lambda: self._loop(replica, probe[:1], 0), 1))[0]
+        if wanted is None and loop_time > SLOW_POINT_SECONDS:
             return "loop"
-        loop_time = min(seconds(lambda: self._loop(replica, probe[:1], 0), 1) for _ in range(2))
         try:
-            vmap_time = seconds(lambda: self._vmapped(replica, probe), self._points)
+            vmap_time = vmapped()
         except Exception as err:  # whatever vmap cannot run, the loop can
             logger.info(
                 "landscape: vmap cannot run this model (%s: %s); evaluating point by point",
@@ -494,7 +610,7 @@ class Evaluator:
         if wanted is not None:
             return "vmap"
         for _ in range(2 if vmap_time < 2 * loop_time else 0):
-            vmap_time = min(vmap_time, seconds(lambda: self._vmapped(replica, probe), self._points))
+            vmap_time = min(vmap_time, vmapped())
         choice = "vmap" if vmap_time < VMAP_ADVANTAGE * loop_time else "loop"
         logger.info(
             "landscape: %.3g ms per point by point, %.3g ms with vmap over %d points: %s",
@@ -515,9 +631,15 @@ class Evaluator:
             torch.set_num_threads(1)  # each replica's thread runs its points alone
         try:
             with torch.inference_mode():
-                if self.strategy is None:
-                    self.strategy = self._choose(points)
-                self._units(self._points if self.strategy == "vmap" else 1)  # plan once, shared
+                if not self._layout_chosen:
+                    loop_time = self._choose_layout(points)
+                    self._layout_chosen = True
+                    if self.strategy is None:
+                        self.strategy = self._choose(points, loop_time)
+                if self.strategy == "loop":  # plan once, before the threads share it
+                    self._stem_outputs(self._loop_units())
+                else:
+                    self._units(self._points)
                 heights = self._fan_out(points, first_index)
         finally:
             torch.set_num_threads(threads)
@@ -547,6 +669,29 @@ class Evaluator:
         if self._pool is not None:
             self._pool.shutdown()
             self._pool = None
+
+
+def _best(run: Callable[[], tuple[float, list[float]]]) -> tuple[float, list[float]]:
+    """The best of two timed runs after a warm-up (the warm-up alone when it took over
+    ``SLOW_POINT_SECONDS``): a busy machine only ever makes a run slower."""
+    warm = run()
+    return warm if warm[0] > SLOW_POINT_SECONDS else min(run(), run())
+
+
+def _timed(run: Callable[[], list[float]], points: int) -> tuple[float, list[float]]:
+    """Seconds per point of ``run()``, and what it returned."""
+    start = time.perf_counter()
+    result = run()
+    return (time.perf_counter() - start) / points, result
+
+
+def _forward(network: torch.nn.Module, inputs: tuple[Any, ...]) -> Any:
+    return network(*inputs)
+
+
+def _onednn_forward(network: torch.nn.Module, inputs: tuple[Any, ...]) -> Any:
+    """``network`` on a pass of oneDNN tensors, its outputs as ordinary tensors."""
+    return _tree_map(onednn.dense, network(*inputs))
 
 
 def _channels_last(network: torch.nn.Module) -> bool:

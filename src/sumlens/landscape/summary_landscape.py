@@ -82,6 +82,7 @@ class SummaryLandscape:
         points_per_pass: int | None = None,
         samples_per_pass: int | None = None,
         memory_budget: int | None = None,
+        onednn: bool | None = None,
         on_block: OnBlock | None = None,
         progress: bool = True,
     ) -> list[LossLandscape]:
@@ -107,8 +108,8 @@ class SummaryLandscape:
                 al.) or ``"none"``.
             seed: seeds random directions, randomized PCA and train-mode dropout.
             train_mode: score in train mode (MindSpore's choice; default eval mode).
-            block_points, points_per_pass, samples_per_pass, memory_budget, on_block,
-                progress: see :func:`sumlens.landscape.compute_landscape`.
+            block_points, points_per_pass, samples_per_pass, memory_budget, onednn,
+                on_block, progress: see :func:`sumlens.landscape.compute_landscape`.
 
         Returns:
             The landscapes in the order written: every train (PCA) landscape in
@@ -119,7 +120,9 @@ class SummaryLandscape:
         output_dir = self.summary_dir if output is None else _directory(output, "output")
         normalization = check_normalization(normalization)
         seed = check_seed(seed)
-        options = eval_options(train_mode, seed, points_per_pass, samples_per_pass, memory_budget)
+        options = eval_options(
+            train_mode, seed, points_per_pass, samples_per_pass, memory_budget, onednn
+        )
         settings = load_settings(self.ckpt_dir, check_overrides(collect_landscape))
         if not (settings.create_train or settings.create_result):
             logger.warning("create_landscape asks for neither a train nor a result landscape")
