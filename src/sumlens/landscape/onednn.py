@@ -4,7 +4,7 @@ On an ordinary tensor every convolution converts its input to oneDNN's blocked l
 and its output back, and picks its kernel for the layout it was handed. On oneDNN's
 opaque tensors the activations stay blocked from one layer to the next, and a
 convolution with few input channels gets oneDNN's direct kernel: for the digits CNN a
-pass costs about a third less (its second convolution alone: 0.57 ms instead of 1.6 ms
+pass costs about a third less (its second convolution alone: 0.57 ms instead of 1.6-2.1 ms
 per 512 samples on this machine's AVX-512 core). Not every operator accepts such
 tensors, so the evaluator tries a probe point, compares its height with the ordinary
 run, and keeps whichever way is faster.
