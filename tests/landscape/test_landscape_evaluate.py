@@ -246,7 +246,7 @@ def test_threads_share_the_points_without_changing_a_value(points: int) -> None:
     elements = data()
     plane = random_plane(DigitsCNN())
     coords = np.vstack([COORDS, COORDS[::-1] * 0.5])
-    options = EvalOptions(points_per_pass=points)
+    options = EvalOptions(points_per_pass=points, onednn=True)  # no timed choice between layouts
     alone = Evaluator(Objective(DigitsCNN(), elements, nn.CrossEntropyLoss()), options)
     alone.set_plane(plane, "plane")
     torch.set_num_threads(2)

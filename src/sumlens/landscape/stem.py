@@ -114,9 +114,9 @@ class StemOutputs:
                 self._outputs[id(x)] = (x, *(functional_call(layer, p, (plain,)) for p in weights))
         return True
 
-    def install(self, network: torch.nn.Module, coords: list[float]) -> Any:
+    def install(self, network: torch.nn.Module, coords: list[float]) -> torch.nn.Module:
         """Make ``network``'s first layer answer from the outputs at ``coords`` (a, b,
-        updated by the caller per point); returns what :meth:`uninstall` needs."""
+        updated by the caller per point); returns the layer, for :meth:`uninstall`."""
         layer = network.get_submodule(self.name)
         original = type(layer).forward
         outputs = self._outputs
