@@ -172,3 +172,10 @@ def test_a_network_onednn_cannot_run_is_evaluated_on_plain_tensors(
     assert "oneDNN tensors do not run this model" in caplog.text
     expected = reference(MeanPooled(), elements, nn.CrossEntropyLoss(), plane, COORDS)
     np.testing.assert_allclose(heights, expected, rtol=2e-6)
+
+
+def test_a_label_out_of_range_gets_the_losss_own_error() -> None:
+    batch_losses = BatchLosses.of(nn.CrossEntropyLoss())
+    assert batch_losses is not None
+    with pytest.raises(IndexError, match="Target 12 is out of bounds"):
+        batch_losses(LOGITS, torch.full((96,), 12), 3)
