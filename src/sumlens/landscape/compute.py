@@ -78,7 +78,7 @@ def eval_options(
     points_per_pass: object,
     samples_per_pass: object,
     memory_budget: object,
-    onednn: object = None,
+    onednn: object,
 ) -> EvalOptions:
     """Checked evaluation options (see :class:`~sumlens.landscape.evaluate.EvalOptions`)."""
     if not isinstance(train_mode, bool):
