@@ -33,7 +33,7 @@ import socket
 import subprocess
 import sys
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -348,8 +348,17 @@ def expected_view(data: dict[str, Any], base: Path) -> dict[str, Any]:
     return view
 
 
-def differences(expected: Any, actual: Any, path: str = "") -> Iterator[str]:
-    """Human-readable differences between two JSON values, by JSON path."""
+Agree = Callable[[str, Any, Any], bool]
+"""Whether two leaf values at a JSON path count as the same (path, expected, actual)."""
+
+
+def _equal(path: str, expected: Any, actual: Any) -> bool:
+    return expected == actual
+
+
+def differences(expected: Any, actual: Any, path: str = "", agree: Agree = _equal) -> Iterator[str]:
+    """Human-readable differences between two JSON values, by JSON path; leaves are
+    compared by ``agree``."""
     if isinstance(expected, dict) and isinstance(actual, dict):
         for key in sorted(set(expected) | set(actual)):
             where = f"{path}[{json.dumps(key)}]"
@@ -358,30 +367,30 @@ def differences(expected: Any, actual: Any, path: str = "") -> Iterator[str]:
             elif key not in expected:
                 yield f"{where}: unexpected {json.dumps(actual[key])[:200]}"
             else:
-                yield from differences(expected[key], actual[key], where)
+                yield from differences(expected[key], actual[key], where, agree)
     elif isinstance(expected, list) and isinstance(actual, list) and len(expected) == len(actual):
         for i, (exp, act) in enumerate(zip(expected, actual, strict=True)):
-            yield from differences(exp, act, f"{path}[{i}]")
-    elif expected != actual:
+            yield from differences(exp, act, f"{path}[{i}]", agree)
+    elif not agree(path, expected, actual):
         exp, act = json.dumps(expected)[:200], json.dumps(actual)[:200]
         yield f"{path or '(top)'}: expected {exp}, got {act}"
 
 
-def assert_same(expected: Any, actual: Any, what: str) -> None:
-    diffs = list(differences(expected, actual))
+def assert_same(expected: Any, actual: Any, what: str, agree: Agree = _equal) -> None:
+    diffs = list(differences(expected, actual, agree=agree))
     assert not diffs, f"{what} differ in {len(diffs)} place(s):\n  " + "\n  ".join(diffs[:30])
 
 
-def assert_matches_committed(fresh: Any, path: Path, what: str) -> None:
-    """``fresh`` equals the committed JSON at ``path``; with ``UPDATE_ENV`` set, it is
-    written there first (review the diff)."""
+def assert_matches_committed(fresh: Any, path: Path, what: str, agree: Agree = _equal) -> None:
+    """``fresh`` equals the committed JSON at ``path`` (leaves compared by ``agree``); with
+    ``UPDATE_ENV`` set, it is written there first (review the diff)."""
     if os.environ.get(UPDATE_ENV):
         path.parent.mkdir(parents=True, exist_ok=True)
         text = json.dumps(fresh, sort_keys=True, indent=1, ensure_ascii=False) + "\n"
         path.write_text(text, encoding="utf-8")
     assert path.exists(), f"{path} is missing; make it with {UPDATE_ENV}=1"
     expected = json.loads(path.read_text(encoding="utf-8"))
-    assert_same(expected, fresh, f"MindInsight's view of {what} and {path.name}")
+    assert_same(expected, fresh, f"MindInsight's view of {what} and {path.name}", agree)
 
 
 # ---------------------------------------------------------------- the checks

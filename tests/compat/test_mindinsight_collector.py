@@ -11,15 +11,16 @@ load error. The normalized probe output is compared with
 ``tests/data/mindinsight/collector_runs.json``; regenerate it with
 ``SUMLENS_UPDATE_MINDINSIGHT_EXPECTED=1`` after an intended change (and review the diff).
 
-Training runs seeded, on one thread, with deterministic algorithms, so it repeats bit for
-bit on one machine; in the committed file the numbers that come out of training (losses,
-parameter histograms, accuracy) are rounded to four significant digits besides, to allow
-for another CPU's kernels.
+Training runs seeded, on one thread, with deterministic algorithms, yet its last bits
+still differ between CPUs (and between processes on one CPU); so in the committed file the
+numbers that come out of training (losses, parameter histograms, accuracy) are rounded to
+four significant digits, and the comparison allows for that noise (``within_training_noise``).
 """
 
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,14 @@ TOTAL_STEPS = EPOCHS * TRAIN_SAMPLES // TRAIN_BATCH
 COLLECTED_STEPS = [1, *range(COLLECT_FREQ, TOTAL_STEPS + 1, COLLECT_FREQ)]
 SIGNIFICANT_DIGITS = 4
 """Of the numbers that come out of training, in the committed file."""
+FLOAT_TOLERANCE = 1e-2, 1e-4
+"""Relative and absolute, for floats out of training: 50 SGD steps magnify another CPU's
+rounding (an accuracy over 297 digits moves by 0.34% per digit)."""
+BUCKET_COUNT_TOLERANCE = 2, 0.02
+"""Absolute and relative, for MindInsight's bucket counts: a value that lies near a
+bucket edge may land on either side of it (seen: +-1 on 24 of 1,000 buckets, on one
+machine, between one pytest process and another)."""
+BUCKET_COUNT = re.compile(r'\["buckets"\]\[\d+\]\[2\]$')
 
 
 LAYERS = {name: type(module).__name__ for name, module in DigitsCNN().named_children()}
@@ -270,6 +279,29 @@ def committed_view(data: dict[str, Any]) -> dict[str, Any]:
     return _coarse(_replace_strings(view, names))
 
 
+def within_training_noise(path: str, expected: Any, actual: Any) -> bool:
+    """Whether a leaf of the committed view agrees, allowing for how training rounds.
+
+    Training is seeded and single-threaded, yet its last bits differ between CPUs (and
+    even between processes on one CPU: oneDNN and MKL pick kernels by instruction set and
+    by alignment), so floats agree within ``FLOAT_TOLERANCE`` and bucket counts within
+    ``BUCKET_COUNT_TOLERANCE``; everything else (steps, tags, shapes, ints) exactly.
+    """
+    if expected == actual:
+        return True
+    if isinstance(expected, bool) or isinstance(actual, bool):
+        return False
+    if isinstance(expected, int) and isinstance(actual, int) and BUCKET_COUNT.search(path):
+        absolute, relative = BUCKET_COUNT_TOLERANCE
+        return abs(expected - actual) <= max(absolute, relative * abs(expected))
+    if isinstance(expected, float | int) and isinstance(actual, float | int):
+        relative, absolute = FLOAT_TOLERANCE
+        return (isinstance(expected, float) or isinstance(actual, float)) and math.isclose(
+            expected, actual, rel_tol=relative, abs_tol=absolute
+        )
+    return False
+
+
 def test_matches_committed_output(shown: dict[str, Any]) -> None:
     fresh = committed_view(shown)
-    assert_matches_committed(fresh, EXPECTED_JSON, "the collector run")
+    assert_matches_committed(fresh, EXPECTED_JSON, "the collector run", within_training_noise)
