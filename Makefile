@@ -80,7 +80,9 @@ bench-collector: $(STAMP)
 bench-thor: $(STAMP)
 	$(PY) benchmarks/bench_thor.py
 
+# loss-landscapes is the third method of bench_landscape.py (numpy only besides torch).
 bench-landscape: $(STAMP)
+	$(PY) -m pip install --quiet "loss-landscapes==3.0.6"
 	$(PY) benchmarks/bench_landscape.py
 
 clean:

@@ -58,8 +58,9 @@ def batches(x: torch.Tensor, y: torch.Tensor, size: int) -> list[tuple[torch.Ten
 
 @contextlib.contextmanager
 def reproducible() -> Iterator[None]:
-    """One torch thread and deterministic algorithms (restored afterwards): training then
-    repeats bit for bit on one machine, as tests with committed numbers need."""
+    """One torch thread and deterministic algorithms (restored afterwards), so training
+    repeats as closely as torch allows; its last bits may still differ between CPUs and
+    even between processes, so committed numbers are compared with an allowance."""
     threads, deterministic = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
     torch.set_num_threads(1)
     torch.use_deterministic_algorithms(True)

@@ -56,6 +56,7 @@ from torch.func import functional_call, vmap
 from sumlens._log import logger, warn_once
 from sumlens.landscape import onednn
 from sumlens.landscape.batch_loss import BatchLosses
+from sumlens.landscape.fusion import fuse_relus
 from sumlens.landscape.objective import Objective
 from sumlens.landscape.plane import Plane
 from sumlens.landscape.stem import StemOutputs, find_stem
@@ -159,6 +160,8 @@ class _Replica:
         self.batch_losses = BatchLosses.of(loss_fn)
         self.targets = dict(network.named_parameters())
         self.targets.update(dict(network.named_buffers()))
+        self.fused: torch.nn.Module | None = None  # the network with fused ReLUs (``fusion``)
+        self.fusion_tried = False
 
 
 class Evaluator:
@@ -430,6 +433,17 @@ class Evaluator:
                 self._stem = stem
         return self._stem
 
+    def _onednn_network(self, replica: _Replica) -> torch.nn.Module:
+        """What runs a oneDNN pass: the replica's network with its ReLUs fused (made on
+        first use, on the calling thread: tracing is not thread-safe), or as it is."""
+        if not replica.fusion_tried:
+            replica.fusion_tried = True
+            assert self._joined is not None  # oneDNN passes are regrouped samples
+            probe = onednn.to_onednn(tuple(t[:PROBE_SAMPLES] for t in self._joined[0]))
+            keep = {self._stem_place[0]} if isinstance(self._stem_place, tuple) else set()
+            replica.fused = fuse_relus(replica.network, probe, keep)
+        return replica.fused or replica.network
+
     # ---------------------------------------------------------------- losses
 
     def _unit_losses(
@@ -504,6 +518,8 @@ class Evaluator:
         stem = self._stem_outputs(units)
         point = [0.0, 0.0]  # the stem's (a, b)
         layer = stem.install(network, point) if stem is not None else None
+        if self._onednn:  # the fused copy shares the network's modules, the stem included
+            network = self._onednn_network(replica)
         moved = [targets[name] for name in self._base]
         bases, vs, ws = list(self._base.values()), list(self._v.values()), list(self._w.values())
         heights = []
@@ -652,6 +668,9 @@ class Evaluator:
                     self.strategy = self._choose(points, loop_time)
                 if self.strategy == "loop":  # plan once, before the threads share it
                     self._stem_outputs(self._loop_units())
+                    if self._onednn:
+                        for replica in self._replicas:
+                            self._onednn_network(replica)
                 else:
                     self._units(self._points)
                 heights = self._fan_out(points, first_index)

@@ -8,7 +8,8 @@ weight and bias together, so on the same samples
 
 (the bias taking its share in each term). Its three outputs are computed once per
 plane for every pass; a point then costs two scaled additions instead of the layer
-(handed on as a oneDNN tensor when the pass is one, see ``onednn``).
+(on oneDNN tensors when the pass is one, see ``onednn``: kept in that form, they spare
+a conversion per point).
 For the digits CNN the first convolution is a tenth of the arithmetic but, reading a
 single channel, a sixth of the time. Only PyTorch's own layers of those types count,
 without hooks; the outputs are kept only when they fit in ``STEM_CACHE_BYTES``.
@@ -110,8 +111,10 @@ class StemOutputs:
                 self._weights(layer, prefix, w, zero=True),
             ]
             for x in inputs:
-                plain = onednn.dense(x)
-                self._outputs[id(x)] = (x, *(functional_call(layer, p, (plain,)) for p in weights))
+                outputs = [functional_call(layer, p, (onednn.dense(x),)) for p in weights]
+                if x.is_mkldnn:  # kept in the pass's form: a point combines them as it is
+                    outputs = [out.to_mkldnn() for out in outputs]
+                self._outputs[id(x)] = (x, *outputs)
         return True
 
     def install(self, network: torch.nn.Module, coords: list[float]) -> torch.nn.Module:
@@ -126,8 +129,7 @@ class StemOutputs:
             if known is None or known[0] is not x:
                 return original(layer, x)  # another tensor: the weights are the point's
             out = torch.add(known[1], known[2], alpha=coords[0])
-            out.add_(known[3], alpha=coords[1])
-            return out.to_mkldnn() if x.is_mkldnn else out
+            return out.add_(known[3], alpha=coords[1])
 
         layer.forward = forward
         return layer
