@@ -15,8 +15,9 @@ work is arranged to waste as little as possible around those passes:
   then cut out of the pass outputs (one loss call for many equal batches: see
   ``batch_loss``, else one ``vmap``-ed call).
 * **On CPU, oneDNN's own tensors where faster.** Point by point, a pass can run on
-  ``Tensor.to_mkldnn()`` tensors (see ``onednn``): a probe point decides, and its
-  height must agree with the ordinary run's.
+  ``Tensor.to_mkldnn()`` tensors (see ``onednn``), each convolution and the ReLU after
+  it as one call (see ``fusion``): a probe point decides, and its height must agree
+  with the ordinary run's.
 * **The first layer is not recomputed.** A first convolution or linear layer reading
   the input is linear in its weights: three outputs per plane replace it at every
   point (see ``stem``).
