@@ -20,7 +20,6 @@ copy does not give the network's own outputs on a probe, is not fused (None).
 
 from __future__ import annotations
 
-import operator
 from typing import Any
 
 import torch
@@ -67,7 +66,7 @@ class ConvReLU(torch.nn.Module):
 
 
 def _plain(module: torch.nn.Module) -> bool:
-    """A module of PyTorch's own type, without hooks or a replaced ``forward``."""
+    """A module without hooks or a ``forward`` replaced on the instance."""
     return (
         not module._forward_hooks
         and not module._forward_pre_hooks
@@ -146,7 +145,7 @@ def _agree(fused: Any, plain: Any) -> bool:
             and fused.keys() == plain.keys()
             and all(_agree(fused[k], plain[k]) for k in plain)
         )
-    return bool(operator.eq(fused, plain))
+    return bool(fused == plain)
 
 
 def fuse_relus(
