@@ -58,6 +58,7 @@ from sumlens._log import logger, warn_once
 from sumlens.landscape import onednn
 from sumlens.landscape.batch_loss import BatchLosses
 from sumlens.landscape.fusion import fuse_relus
+from sumlens.landscape.nested import tensor_leaves, tree_map
 from sumlens.landscape.objective import Objective
 from sumlens.landscape.plane import Plane
 from sumlens.landscape.stem import StemOutputs, find_stem
@@ -101,17 +102,6 @@ class EvalOptions:
     samples_per_pass: int | None = None
     memory_budget: int | None = None
     onednn: bool | None = None
-
-
-def _tree_map(fn: Callable[[torch.Tensor], Any], obj: Any) -> Any:
-    """``fn`` applied to every tensor in nested tuples, lists and dicts."""
-    if isinstance(obj, torch.Tensor):
-        return fn(obj)
-    if isinstance(obj, tuple | list):
-        return type(obj)(_tree_map(fn, item) for item in obj)
-    if isinstance(obj, dict):
-        return {key: _tree_map(fn, value) for key, value in obj.items()}
-    return obj
 
 
 def _first(outputs: Any) -> torch.Tensor:
@@ -281,7 +271,7 @@ class Evaluator:
 
         def count(_module: torch.nn.Module, _args: Any, output: Any) -> None:
             nonlocal total
-            for tensor in _leaves(output):
+            for tensor in tensor_leaves(output):
                 total += tensor.numel() * tensor.element_size()
 
         handles = [m.register_forward_hook(count) for m in self.network.modules()]
@@ -458,7 +448,7 @@ class Evaluator:
             return [_first(outputs).reshape(())]
         losses = []
         for run in unit.runs:
-            piece = _tree_map(lambda t, r=run: t[r.offset : r.offset + r.size * r.count], outputs)
+            piece = tree_map(lambda t, r=run: t[r.offset : r.offset + r.size * r.count], outputs)
             if run.count == 1:
                 losses.append(loss_fn(piece, run.labels).reshape(()))
                 continue
@@ -466,7 +456,7 @@ class Evaluator:
             if together is not None:
                 losses.append(together)
                 continue
-            stacked = _tree_map(lambda t, r=run: t.view(r.count, r.size, *t.shape[1:]), piece)
+            stacked = tree_map(lambda t, r=run: t.view(r.count, r.size, *t.shape[1:]), piece)
             if self._loss_vmap and run.count >= LOSS_VMAP_MIN_BATCHES:
                 try:
                     losses.append(vmap(loss_fn)(stacked, run.labels))
@@ -475,7 +465,7 @@ class Evaluator:
                     self._loss_vmap = False
                     logger.info("landscape: the loss is computed batch by batch (%s)", err)
             for i in range(run.count):
-                one = _tree_map(lambda t, i=i: t[i], stacked)
+                one = tree_map(lambda t, i=i: t[i], stacked)
                 losses.append(loss_fn(one, run.labels[i]).reshape(()))
         return losses
 
@@ -559,7 +549,7 @@ class Evaluator:
             ]
             joined = _cat(parts, dim=1)
             for k in range(len(coords)):
-                outputs = _tree_map(lambda t, k=k: t[k], joined)
+                outputs = tree_map(lambda t, k=k: t[k], joined)
                 per_point[k].extend(self._unit_losses(replica, unit, outputs))
         return [self._mean(losses) for losses in per_point]
 
@@ -725,7 +715,7 @@ def _forward(network: torch.nn.Module, inputs: tuple[Any, ...]) -> Any:
 
 def _onednn_forward(network: torch.nn.Module, inputs: tuple[Any, ...]) -> Any:
     """``network`` on a pass of oneDNN tensors, its outputs as ordinary tensors."""
-    return _tree_map(onednn.dense, network(*inputs))
+    return tree_map(onednn.dense, network(*inputs))
 
 
 def _channels_last(network: torch.nn.Module) -> bool:
@@ -750,13 +740,3 @@ def _tensor(array: np.ndarray, like: torch.Tensor) -> torch.Tensor:
     """``array`` (possibly read-only, e.g. from Ray's object store) as a copy shaped, typed,
     placed and laid out like ``like``."""
     return torch.empty_like(like).copy_(torch.from_numpy(np.array(array)))
-
-
-def _leaves(obj: Any) -> list[torch.Tensor]:
-    if isinstance(obj, torch.Tensor):
-        return [obj]
-    if isinstance(obj, tuple | list):
-        return [t for item in obj for t in _leaves(item)]
-    if isinstance(obj, dict):
-        return [t for item in obj.values() for t in _leaves(item)]
-    return []

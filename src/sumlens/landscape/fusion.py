@@ -27,6 +27,7 @@ from torch import fx
 
 from sumlens._log import logger
 from sumlens.landscape import onednn
+from sumlens.landscape.nested import tensor_leaves
 
 FRESH_OUTPUT_LAYERS = (
     torch.nn.Linear,
@@ -126,26 +127,21 @@ def _rewrite(graph_module: fx.GraphModule, keep: set[str]) -> int:
 
 
 def _agree(fused: Any, plain: Any) -> bool:
-    """Nested outputs equal in structure and within ``AGREEMENT`` as tensors."""
-    if isinstance(plain, torch.Tensor):
-        if not isinstance(fused, torch.Tensor) or fused.shape != plain.shape:
+    """The same number of output tensors, each within ``AGREEMENT`` of the network's
+    (relative to its largest value)."""
+    ours, theirs = tensor_leaves(fused), tensor_leaves(plain)
+    if len(ours) != len(theirs):
+        return False
+    for mine, reference in zip(ours, theirs, strict=True):
+        if mine.shape != reference.shape:
             return False
-        fused, plain = onednn.dense(fused).double(), onednn.dense(plain).double()
-        scale = plain.abs().max().item() if plain.numel() else 0.0
-        return bool((fused - plain).abs().max().item() <= AGREEMENT * max(scale, 1e-30))
-    if isinstance(plain, tuple | list):
-        return (
-            isinstance(fused, tuple | list)
-            and len(fused) == len(plain)
-            and all(map(_agree, fused, plain))
-        )
-    if isinstance(plain, dict):
-        return (
-            isinstance(fused, dict)
-            and fused.keys() == plain.keys()
-            and all(_agree(fused[k], plain[k]) for k in plain)
-        )
-    return bool(fused == plain)
+        if not reference.numel():
+            continue
+        mine, reference = onednn.dense(mine).double(), onednn.dense(reference).double()
+        scale = max(reference.abs().max().item(), 1e-30)
+        if (mine - reference).abs().max().item() > AGREEMENT * scale:
+            return False
+    return True
 
 
 def fuse_relus(
