@@ -123,6 +123,13 @@ class Child:
             )
         return line
 
+    def rest(self, timeout: float = CHILD_TIMEOUT) -> list[str]:
+        """Every line the child prints from now until its stdout closes."""
+        lines = []
+        while (line := self._lines.get(timeout=timeout)) is not None:
+            lines.append(line)
+        return lines
+
     def wait(self, timeout: float = CHILD_TIMEOUT) -> int:
         """Wait for the child to end (killing it after ``timeout``); its return code."""
         try:

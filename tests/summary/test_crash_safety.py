@@ -245,3 +245,43 @@ def test_sigterm_while_the_registry_is_busy_does_not_deadlock(tmp_path: Path) ->
     done = run_child(INTERRUPTED_REGISTRY, str(run), cwd=tmp_path, timeout=60)
     assert done.returncode == -signal.SIGTERM, done.stderr
     assert [(e.step, e.tag, e.value) for e in read_events(run)] == [(1, "s", 1.0)]
+
+
+THREAD_RECORDER = """
+import sys, threading, time
+import numpy as np
+from sumlens import SummaryRecord
+
+def work():  # the record is made and used on this thread only, never closed
+    rec = SummaryRecord(sys.argv[1])
+    step = 0
+    while True:
+        rec.add_value("scalar", "loss", float(step))
+        if step % 7 == 0:
+            rec.add_value("histogram", "h", np.array([step, 1.0, 2.0]))
+        if not rec.record(step):
+            return
+        print(step, flush=True)
+        step += 1
+
+threading.Thread(target=work, daemon=True).start()
+while True:
+    time.sleep(0.05)
+"""
+
+
+def test_sigterm_flushes_a_record_made_on_another_thread(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    child = Child(THREAD_RECORDER, str(run), cwd=tmp_path)
+    try:
+        printed = [child.read_line() for _ in range(300)]
+        child.process.send_signal(signal.SIGTERM)
+        printed += child.rest()
+        assert child.wait() == -signal.SIGTERM, child.stderr()
+    finally:
+        child.kill()
+    recorded = [int(line) for line in printed]
+    steps = [e.step for e in read_events(run) if e.tag == "loss"]
+    assert steps[: len(recorded)] == recorded, "every step record() took is on disk, in order"
+    assert steps == list(range(len(steps)))
+    assert [e.step for e in read_events(run) if e.tag == "h"] == list(range(0, len(steps), 7))

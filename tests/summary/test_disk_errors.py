@@ -18,7 +18,7 @@ import sumlens.summary.eventfile as eventfile
 from sumlens import SummaryRecord
 from sumlens.io import read_scalars
 from sumlens.io.framing import encode_record
-from sumlens.summary.eventfile import DISK_SPACE_FACTOR, EventFile
+from sumlens.summary.eventfile import EventFile
 
 FILE_SIZE_LIMIT = """
 import errno, json, logging, resource, sys
@@ -152,20 +152,21 @@ def free_bytes(monkeypatch: pytest.MonkeyPatch) -> SimpleNamespace:
     return state
 
 
-def test_guard_needs_factor_times_the_bytes_to_write(
+def test_guard_writes_the_whole_records_that_fit(
     tmp_path: Path, free_bytes: SimpleNamespace
 ) -> None:
     payload = b"x" * 100
     size = len(encode_record(payload))
     file = EventFile(tmp_path, lambda t: f"events.out.events.summary.{t}.0.h_MS", 1)
-    free_bytes.value = DISK_SPACE_FACTOR * size
+    free_bytes.value = size  # exactly one record's room
     file.append([payload])
-    free_bytes.value = DISK_SPACE_FACTOR * size - 1
-    with pytest.raises(RuntimeError, match="disk space may be soon exhausted"):
-        file.append([payload])
+    free_bytes.value = 2 * size + size // 2  # room for two of the three records
+    with pytest.raises(OSError, match="no space left") as raised:
+        file.append([b"a" * 100, b"b" * 100, b"c" * 100])
+    assert raised.value.errno == errno.ENOSPC
     file.close()
     assert free_bytes.asked and all(p == tmp_path for p in free_bytes.asked)
-    assert payloads(file.paths[0]) == [payload]
+    assert payloads(file.paths[0]) == [payload, b"a" * 100, b"b" * 100]
 
 
 def test_guard_refuses_writes_without_losing_earlier_ones(
@@ -179,7 +180,7 @@ def test_guard_refuses_writes_without_losing_earlier_ones(
         free_bytes.value = 0
         rec.add_value("scalar", "s", 3.0)
         rec.record(3)
-        with pytest.raises(RuntimeError, match="disk space may be soon exhausted"):
+        with pytest.raises(OSError, match="no space left"):
             rec.flush()
         free_bytes.value = 10**15
         rec.add_value("scalar", "s", 4.0)
@@ -204,7 +205,7 @@ def test_guard_logs_once_and_recording_continues(
         free_bytes.value = 10**15
         rec.add_value("scalar", "s", 4.0)
         rec.record(4)
-    messages = [r.getMessage() for r in caplog.records if "exhausted" in r.getMessage()]
+    messages = [r.getMessage() for r in caplog.records if "no space left" in r.getMessage()]
     assert len(messages) == 1
     steps, _, _ = read_scalars(tmp_path, engine="python")["s"]
     assert steps.tolist() == [0, 4]
@@ -237,7 +238,7 @@ def test_guard_applies_to_npy_export(tmp_path: Path, free_bytes: SimpleNamespace
         free_bytes.value = 0
         rec.add_value("tensor", "t", np.zeros(10))
         rec.record(2)
-        with pytest.raises(RuntimeError, match="exhausted"):
+        with pytest.raises(OSError, match="no space left"):
             rec.flush()
         free_bytes.value = 10**15
     [export_dir] = tmp_path.glob("export_*")

@@ -107,14 +107,20 @@ def test_eval_mode_drops_operator_values_but_not_add_value(tmp_path: Path) -> No
     assert written(tmp_path) == [(1, "scalar", "added"), (2, "scalar", "in_train")]
 
 
-def test_without_a_record_operator_values_are_dropped(tmp_path: Path) -> None:
-    ops.scalar("orphan", torch.tensor(1.0))
-    ScalarSummary()("orphan2", torch.tensor(1.0))
-    with SummaryRecord(tmp_path) as rec:
-        ops.scalar("kept", torch.tensor(2.0))
-        rec.record(1)
-    ops.scalar("after_close", torch.tensor(3.0))
+def test_without_a_record_operator_values_are_dropped_with_one_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="sumlens"):
+        ops.scalar("orphan", torch.tensor(1.0))
+        ScalarSummary()("orphan2", torch.tensor(1.0))
+        with SummaryRecord(tmp_path) as rec:
+            ops.scalar("kept", torch.tensor(2.0))
+            rec.record(1)
+        ops.scalar("after_close", torch.tensor(3.0))
     assert written(tmp_path) == [(1, "scalar", "kept")]
+    warnings = [r.getMessage() for r in caplog.records if "no open SummaryRecord" in r.getMessage()]
+    assert len(warnings) == 1
+    assert "scalar('orphan')" in warnings[0] and "dropped" in warnings[0]
 
 
 def test_duplicate_names_keep_the_last_value_with_one_warning(

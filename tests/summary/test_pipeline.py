@@ -4,6 +4,7 @@ processes after ``flush()`` and, without it, within moments."""
 from __future__ import annotations
 
 import json
+import logging
 import time
 from pathlib import Path
 
@@ -15,6 +16,8 @@ import sumlens.summary.pipeline as pipeline
 from sumlens import SummaryRecord
 from sumlens.io import read_scalars
 from sumlens.lineage import TrainLineage
+from sumlens.summary.eventfile import EventFile
+from sumlens.summary.items import Item, StepBatch
 
 MiB = 2**20
 TENSOR_ELEMENTS = MiB  # float32: 4 MiB per pending value
@@ -247,3 +250,111 @@ def test_several_heavy_values_per_step_are_encoded_in_parallel_and_in_order(
             assert a.value.encoded == b.value.encoded
         else:
             np.testing.assert_array_equal(a.value.counts, b.value.counts)
+
+
+HELD_SCALAR_ROWS = """
+import json, sys, threading, time, tracemalloc
+import sumlens.summary.pipeline as pipeline
+from sumlens import SummaryRecord
+
+gate = threading.Event()
+real_encode = pipeline.encode_scalar_block
+
+def held_encode(*args):
+    gate.wait()  # the writer is stuck (a slow disk): rows pile up to the bound
+    return real_encode(*args)
+
+pipeline.encode_scalar_block = held_encode
+log_dir, tags, bound = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+names = [f"metric/{i}" for i in range(tags)]
+steps = [0]
+rec = SummaryRecord(log_dir, max_pending_bytes=bound)
+tracemalloc.start()
+base = tracemalloc.get_traced_memory()[0]
+
+def produce():
+    for step in range(10**7):
+        for name in names:
+            rec.add_value("scalar", name, step + 0.5)
+        rec.record(step)
+        steps[0] = step + 1
+        if gate.is_set():
+            return
+
+producer = threading.Thread(target=produce)
+producer.start()
+seen, deadline = -1, time.monotonic() + 120
+while steps[0] != seen and time.monotonic() < deadline:  # until the producer waits
+    seen = steps[0]
+    time.sleep(1.0)
+held = tracemalloc.get_traced_memory()[0] - base
+tracemalloc.stop()
+gate.set()
+producer.join()
+rec.close()
+print(json.dumps({"held": held, "steps": steps[0]}))
+"""
+
+
+@pytest.mark.parametrize("tags", [1, 8])
+def test_scalar_rows_held_for_a_stuck_writer_stay_near_the_bound(tmp_path: Path, tags: int) -> None:
+    bound = 16 * MiB
+    run = tmp_path / "run"
+    done = run_child(HELD_SCALAR_ROWS, str(run), str(tags), str(bound), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    # The bound, plus the rows not yet handed over and those the stuck writer took
+    # (at most BLOCK_STEPS of each).
+    assert result["held"] < 1.1 * bound + 2 * 8192 * (200 + 80 * tags), result
+    steps = read_scalars(run)["metric/0"][0]
+    assert steps.tolist() == list(range(result["steps"]))
+
+
+@pytest.mark.parametrize("file_format", ["mindspore", "tensorboard"])
+def test_scalar_steps_the_compiled_encoder_fails_on_are_written_by_protobuf(
+    tmp_path: Path,
+    file_format: str,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    def broken(*args: object) -> None:
+        raise RuntimeError("kernel unavailable")
+
+    monkeypatch.setattr(pipeline, "encode_scalar_block", broken)
+    with (
+        caplog.at_level(logging.ERROR, logger="sumlens"),
+        SummaryRecord(tmp_path, file_format=file_format) as rec,
+    ):
+        for step in range(50):
+            rec.add_value("scalar", "loss", step / 2)
+            rec.add_value("scalar", "lr", 0.1)
+            assert rec.record(step)
+    scalars = read_scalars(tmp_path)
+    assert scalars["loss"][0].tolist() == list(range(50))
+    assert scalars["loss"][2].tolist() == [step / 2 for step in range(50)]
+    assert scalars["lr"][0].tolist() == list(range(50))
+    [message] = [r.getMessage() for r in caplog.records]
+    assert "compiled scalar encoder failed" in message and "kernel unavailable" in message
+
+
+@pytest.mark.parametrize("file_format", ["mindspore", "tensorboard"])
+def test_a_value_that_cannot_be_serialized_costs_only_itself(
+    tmp_path: Path, file_format: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    def events_file(name: str) -> EventFile:
+        return EventFile(tmp_path, lambda t: name.format(t), 1)
+
+    summary = "events.out.tfevents.{}.h" if file_format == "tensorboard" else "x.summary.{}.0.h_MS"
+    lineage = events_file("x.summary.{}.0.h_lineage")
+    writer = pipeline.WriterPipeline(file_format, events_file(summary), lineage, 1)
+    items = [Item("scalar", "kept", 1.0), Item("scalar", "bad\ud800", 2.0)]
+    with caplog.at_level(logging.ERROR, logger="sumlens"):
+        writer.submit(StepBatch(7, 1795300000.0, items))
+        writer.submit(StepBatch(8, 1795300001.0, [Item("scalar", "kept", 3.0)]))
+        assert writer.close()
+    assert [(e.step, e.tag, e.value) for e in read_events(tmp_path)] == [
+        (7, "kept", 1.0),
+        (8, "kept", 3.0),
+    ]
+    [message] = [r.getMessage() for r in caplog.records]
+    assert "could not write scalar 'bad\\ud800'" in message

@@ -4,6 +4,7 @@ and what a closed record does."""
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +13,7 @@ import torch
 from summary_helpers import read_events
 
 from sumlens import SummaryRecord
+from sumlens.io import iter_events
 from sumlens.landscape import LossLandscape
 from sumlens.lineage import DatasetGraph, EvaluationLineage, TrainLineage, UserDefinedInfo
 from sumlens.summary.record import PLUGINS
@@ -79,10 +81,27 @@ def test_max_file_size_of_wrong_type_is_a_type_error(tmp_path: Path, size: objec
         SummaryRecord(tmp_path, max_file_size=size)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("size", [0, -1, -(2**40)])
-def test_max_file_size_zero_or_negative_is_a_value_error(tmp_path: Path, size: int) -> None:
-    with pytest.raises(ValueError, match="max_file_size"):
+@pytest.mark.parametrize("size", [0, -1, -(2**40), 43, 44, 82])
+def test_max_file_size_that_holds_no_step_is_a_value_error(tmp_path: Path, size: int) -> None:
+    with pytest.raises(ValueError, match=rf"max_file_size={size} .* at least 83 bytes"):
         SummaryRecord(tmp_path, max_file_size=size)
+
+
+@pytest.mark.parametrize("file_format", ["mindspore", "tensorboard"])
+def test_the_smallest_max_file_size_writes_a_step_per_file(
+    tmp_path: Path, file_format: str
+) -> None:
+    with pytest.raises(ValueError, match=r"at least (\d+) bytes") as raised:
+        SummaryRecord(tmp_path / "probe", max_file_size=1, file_format=file_format)
+    smallest = int(re.search(r"at least (\d+) bytes", str(raised.value)).group(1))
+    with SummaryRecord(
+        tmp_path / "run", max_file_size=smallest, file_format=file_format, raise_exception=True
+    ) as rec:
+        for step in range(1, 4):
+            rec.add_value("scalar", "x", 1.0)
+            assert rec.record(step)
+    assert [e.step for e in iter_events(tmp_path / "run")] == [1, 2, 3]
+    assert len(list((tmp_path / "run").iterdir())) == 3
 
 
 @pytest.mark.parametrize("flag", [1, 0, "True", None])

@@ -3,16 +3,24 @@
 This is the bottom of every writer sumlens has: it owns one open file, frames each
 payload (:func:`~sumlens.io.framing.encode_record`) and appends it. Batching, threads and
 rotation live above it, in the summary writer pipeline.
+
+Records are buffered until :meth:`RecordWriter.flush`. A forked child would inherit the
+unflushed buffer and write it a second time when it exits, so every open writer is
+flushed just before a fork.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import weakref
 from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
 
 from sumlens.io.framing import encode_record
+
+_open_writers: weakref.WeakSet[RecordWriter] = weakref.WeakSet()
 
 
 class RecordWriter:
@@ -23,6 +31,7 @@ class RecordWriter:
         fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         self._file = os.fdopen(fd, "ab", buffering=1024 * 1024)
         self.bytes_written = 0
+        _open_writers.add(self)
 
     def write(self, payload: bytes) -> None:
         """Frame ``payload`` and append it (buffered until :meth:`flush`)."""
@@ -43,6 +52,7 @@ class RecordWriter:
         """Flush and close the file; later calls do nothing."""
         if not self._file.closed:
             self._file.close()
+        _open_writers.discard(self)
 
     def __enter__(self) -> RecordWriter:
         return self
@@ -54,3 +64,13 @@ class RecordWriter:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def _flush_before_fork() -> None:
+    for writer in list(_open_writers):
+        # a full disk: the data stays buffered and the writer's own next call says so
+        with contextlib.suppress(OSError, ValueError):
+            writer.flush()
+
+
+os.register_at_fork(before=_flush_before_fork)

@@ -2,11 +2,13 @@
 
 Files go to ``<log_dir>/export_<seconds>/tensor/<url-quoted tag>_<step>.npy`` (numpy's
 format, original dtype and shape, mode 0400), as MindSpore lays them out. They are not
-bound by ``max_file_size``, but the free-disk guard applies (header counted as 128 bytes).
+bound by ``max_file_size``; a file the free space cannot hold (header counted as 128
+bytes) is not started.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import urllib.parse
 from pathlib import Path
@@ -30,9 +32,12 @@ class NpyExporter:
     def __call__(self, batch: StepBatch, item: Item, value: np.ndarray) -> None:
         folder = self.directory / "tensor"
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        needed = eventfile.DISK_SPACE_FACTOR * (value.nbytes + NPY_HEADER_ESTIMATE)
-        if eventfile.free_disk_bytes(folder) < needed:  # via the module: one seam for tests
-            raise RuntimeError(f"The disk space may be soon exhausted by the {str(folder)!r}.")
+        needed = value.nbytes + NPY_HEADER_ESTIMATE
+        free = eventfile.free_disk_bytes(folder)  # via the module: one seam for tests
+        if free < needed:
+            raise OSError(
+                errno.ENOSPC, f"no space left on the disk for {needed} bytes ({free} free)", folder
+            )
         path = folder / f"{urllib.parse.quote(item.tag, safe='')}_{batch.step}.npy"
         partial = path.with_name(path.name + ".partial")
         try:  # written aside and renamed: a full disk never leaves a half file under the name

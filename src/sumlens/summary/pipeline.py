@@ -17,8 +17,11 @@ on disk; a caller that finds more than ``max_pending_bytes`` (or
 ``max_pending_batches``) in flight waits for the writer (back-pressure), it never
 drops data.
 
-Write errors are the writer's to catch: they are logged once per cause and, with
-``raise_exception=True``, re-raised on the caller's thread at its next call.
+Write errors are the writer's to catch: they are logged once per cause, mark the
+pipeline :attr:`~WriterPipeline.failed` (``record()`` then returns False) and, with
+``raise_exception=True``, are re-raised on the caller's thread at its next call. A value
+that cannot be encoded costs only itself, never the rest of its step; a block of scalar
+steps that the compiled encoder cannot take is written by the protobuf encoder instead.
 """
 
 from __future__ import annotations
@@ -136,8 +139,20 @@ def _finish(item: Item, job: Item | Future) -> Any:
     try:
         return job.result() if isinstance(job, Future) else encode_value(item)
     except Exception as err:
-        logger.error("could not encode %s %r, skipped: %s", item.plugin, item.tag, err)
+        _value_lost(item, err)
         return None
+
+
+def _value_lost(item: Item, err: Exception) -> None:
+    """Log, once per tag and cause, that a value could not be written."""
+    log_once(
+        f"encode:{item.plugin}:{item.tag}:{type(err).__name__}",
+        logging.ERROR,
+        "could not write %s %r, skipped (later values of it failing alike are not logged): %r",
+        item.plugin,
+        item.tag,
+        err,
+    )
 
 
 class WriterPipeline:
@@ -168,6 +183,8 @@ class WriterPipeline:
         self._progress = threading.Event()
         self._wake = threading.Event()
         self._error: BaseException | None = None
+        self.failed = False
+        """True from the first failed write on (see the module docstring)."""
         self._workers = workers
         self._pool: EncoderPool | None = None
         self._thread = threading.Thread(target=self._run, name="sumlens-writer", daemon=True)
@@ -243,12 +260,27 @@ class WriterPipeline:
                 stop = self._handle(entries)
             except Exception as err:  # a bug of ours: log it, keep writing, never hang a flush
                 logger.error("the summary writer failed on %d entries: %r", len(entries), err)
+                self.failed = True
+                if self._error is None:
+                    self._error = err
+                self._count_lost(entries)
                 markers = [entry for entry in entries if isinstance(entry, _Marker)]
                 for marker in markers:
                     marker.done.set()
                 stop = any(marker.stop for marker in markers)
         if self._pool is not None:
             self._pool.shutdown()
+
+    def _count_lost(self, entries: list[StepBatch | ScalarBlock | _Marker]) -> None:
+        """Release the memory bound held by entries that could not be written."""
+        queued = [
+            entry
+            for entry in entries
+            if isinstance(entry, StepBatch) or (isinstance(entry, ScalarBlock) and entry.queued)
+        ]
+        self._written_bytes += sum(entry.pending_bytes for entry in queued)
+        self._written_batches += len(queued)
+        self._progress.set()
 
     def _drain_with_scalars(self) -> list[StepBatch | ScalarBlock | _Marker]:
         """The queued entries, then the caller's scalar rows (newer than all of them).
@@ -316,12 +348,8 @@ class WriterPipeline:
     def _encode_batches(self, batches: list[StepBatch], out: _Output) -> None:
         if not batches:
             return
-        for entry in self._encode_values(batches):
-            step = self._encode(entry)
-            if step is not None:
-                for payload in step.summary:
-                    out.add_summary(encode_record(payload))
-                out.lineage.extend(step.lineage)
+        for batch, values in self._encode_values(batches):
+            self._add_step(batch, values, out)
         out.pending_bytes += sum(batch.pending_bytes for batch in batches)
         out.batches += len(batches)
 
@@ -329,8 +357,17 @@ class WriterPipeline:
         if len(block):
             try:
                 data, ends = encode_scalar_block(block, self._scalar_rows.tags, self.file_format)
-            except Exception as err:  # the writer must outlive one bad block
-                logger.error("could not serialize %d scalar steps, skipped: %r", len(block), err)
+            except Exception as err:  # the compiled encoder failed: the protobuf one writes
+                log_once(
+                    f"scalar-kernel:{type(err).__name__}",
+                    logging.ERROR,
+                    "the compiled scalar encoder failed (%r); scalar steps are written by the "
+                    "slower protobuf encoder instead",
+                    err,
+                )
+                for step, wall, scalars in block.rows:
+                    items = [Item("scalar", tag, value) for tag, value in scalars.items()]
+                    self._add_step(StepBatch(step, wall, items), list(scalars.values()), out)
             else:
                 out.add_summary_framed(data, ends)
         if block.queued:
@@ -369,18 +406,32 @@ class WriterPipeline:
             for batch, jobs in zip(batches, started, strict=True)
         ]
 
-    def _encode(self, entry: tuple[StepBatch, list[Any]]) -> EncodedStep | None:
-        """Serialize one step (and export its tensors); None, logged, if that fails."""
-        batch, values = entry
+    def _add_step(self, batch: StepBatch, values: list[Any], out: _Output) -> None:
+        """Serialize one step into ``out`` (and export its tensors)."""
         if self._export is not None:
             for item, value in zip(batch.items, values, strict=True):
                 if item.export and value is not None:
                     self._guard(lambda i=item, v=value: self._export(batch, i, v), "export")
+        step = self._serialize(batch, values)
+        for payload in step.summary:
+            out.add_summary(encode_record(payload))
+        out.lineage.extend(step.lineage)
+
+    def _serialize(self, batch: StepBatch, values: list[Any]) -> EncodedStep:
+        """The step's events; should that fail, without the values that make it fail."""
         try:
             return self._encode_step(batch, values)
-        except Exception as err:  # the writer must outlive one bad step
-            logger.error("could not serialize step %d, skipped: %s", batch.step, err)
-            return None
+        except Exception:  # find the values at fault: each alone, the rest kept
+            kept = list(values)
+            for index, (item, value) in enumerate(zip(batch.items, values, strict=True)):
+                if value is None:
+                    continue
+                try:
+                    self._encode_step(StepBatch(batch.step, batch.wall_time, [item]), [value])
+                except Exception as err:
+                    _value_lost(item, err)
+                    kept[index] = None
+            return self._encode_step(batch, kept)
 
     def _guard(self, action: Callable[[], None], what: str) -> None:
         """Run a file action; log a failure once per cause and keep it for the caller."""
@@ -397,3 +448,4 @@ class WriterPipeline:
             )
             if self._error is None:
                 self._error = err
+            self.failed = True

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import logging
 import math
 import os
 import sys
@@ -25,8 +26,10 @@ from typing import Any
 import numpy as np
 from google.protobuf.message import DecodeError
 
-from sumlens._log import logger, warn_once
+from sumlens._log import log_once, logger, warn_once
+from sumlens._numba import prepare as prepare_kernels
 from sumlens._proto import anf_ir_pb2, lineage_pb2, summary_pb2
+from sumlens.io.framing import encode_record
 from sumlens.io.naming import (
     check_affix,
     current_rank,
@@ -46,7 +49,7 @@ from sumlens.summary.convert import (
     torch_numpy_dtype,
 )
 from sumlens.summary.device_histogram import SMALL_TENSOR, DeviceHistogram, device_statistics
-from sumlens.summary.encoders import version_payload
+from sumlens.summary.encoders import ENCODERS, version_payload
 from sumlens.summary.eventfile import EventFile
 from sumlens.summary.export import NpyExporter, check_export_options
 from sumlens.summary.histogram import compute_histogram
@@ -55,6 +58,7 @@ from sumlens.summary.items import Item, StepBatch
 from sumlens.summary.pipeline import MAX_PENDING_BYTES, WriterPipeline
 from sumlens.summary.scalar_block import ScalarCollector
 from sumlens.summary.tensor import check_tensor_dtype
+from sumlens.summary.values import check_name, check_real_dtype, value_dtype
 
 TENSOR_PLUGINS = ("scalar", "image", "tensor", "histogram")
 SIZED_PLUGINS = ("image", "tensor")
@@ -94,6 +98,11 @@ def summary_operators_paused() -> Iterator[None]:
         yield
     finally:
         _operators.paused = before
+
+
+def summary_operators_are_paused() -> bool:
+    """Whether summary operators record nothing on this thread now (see above)."""
+    return getattr(_operators, "paused", False)
 
 
 def _check_type(name: str, value: object, kinds: type | tuple[type, ...], allowed: str) -> None:
@@ -163,12 +172,6 @@ class SummaryRecord:
         max_pending_bytes: int = MAX_PENDING_BYTES,
     ) -> None:
         directory = _resolve_log_dir(log_dir)
-        if max_file_size is not None:
-            _check_type("max_file_size", max_file_size, int, "an int number of bytes or None")
-            if max_file_size <= 0:
-                raise ValueError(
-                    f"max_file_size={max_file_size} must be a positive number of bytes"
-                )
         check_affix("file_prefix", file_prefix)
         check_affix("file_suffix", file_suffix)
         _check_type("raise_exception", raise_exception, bool, "a bool")
@@ -177,6 +180,15 @@ class SummaryRecord:
             raise ValueError(f"num_process={num_process} must be a positive int")
         if file_format not in FILE_FORMATS:
             raise ValueError(f"file_format={file_format!r} is not one of {FILE_FORMATS}")
+        if max_file_size is not None:
+            _check_type("max_file_size", max_file_size, int, "an int number of bytes or None")
+            smallest = _smallest_file(file_format)
+            if max_file_size < smallest:
+                raise ValueError(
+                    f"max_file_size={max_file_size} is too small: each file starts with its "
+                    f"version record and must hold at least one step, so it must be at least "
+                    f"{smallest} bytes (or None for no limit)"
+                )
         _check_type("max_pending_bytes", max_pending_bytes, int, "a positive int")
         if max_pending_bytes <= 0:
             raise ValueError(f"max_pending_bytes={max_pending_bytes} must be positive")
@@ -225,6 +237,7 @@ class SummaryRecord:
         exporter = None
         if self._export_options.get("tensor_format") == "npy":
             exporter = NpyExporter(directory / f"export_{seconds}")
+        prepare_kernels()  # before the writer thread exists (see sumlens._numba)
         self._pipeline = WriterPipeline(
             file_format,
             summary_file,
@@ -269,7 +282,7 @@ class SummaryRecord:
         twice before a record keeps the newest value (with one warning). ``dataformats``
         gives an image's layout (NCHW, NHWC, CHW, HWC or HW).
         """
-        if plugin == "scalar" and type(name) is str and name:  # the hot path
+        if plugin == "scalar" and type(name) is str and name and name.isascii():  # the hot path
             number = _plain_scalar(value)
             if number is not None:
                 self._add_scalar(name, number)
@@ -279,6 +292,7 @@ class SummaryRecord:
         if key not in PLUGINS:
             raise ValueError(f"plugin={plugin!r} is not supported; use one of {', '.join(PLUGINS)}")
         if not self.is_open:
+            self._say_closed(f"add_value({key!r}, {name!r})")
             return
         item = self._make_item(key, name, value, dataformats)
         if key == "scalar" and isinstance(item.value, float):
@@ -289,6 +303,7 @@ class SummaryRecord:
     def _add_scalar(self, name: str, value: float) -> None:
         """Keep a plain scalar for the next record (in the scalar fast lane)."""
         if self._closed or self._forked:
+            self._say_closed(f"add_value('scalar', {name!r})")
             return
         if name in self._scalars:
             warn_once(
@@ -309,15 +324,30 @@ class SummaryRecord:
             )
         pool[slot] = item
 
+    def _say_closed(self, call: str) -> None:
+        """Say once per record that values given to it after ``close()`` are not written."""
+        if self._forked:  # a forked child (a DataLoader worker ...): the parent records
+            return
+        log_once(
+            f"closed:{id(self)}",
+            logging.ERROR,
+            "%r is closed; %s and later values given to it are not written",
+            self,
+            call,
+        )
+
     def _make_item(self, plugin: str, name: Any, value: Any, dataformats: str = "NCHW") -> Item:
         if plugin in TENSOR_PLUGINS:
             _check_type("name", name, str, "a non-empty str")
             if not name:
                 raise ValueError(f"name must be a non-empty str for plugin {plugin!r}")
+            check_name(name, plugin)
             # Only images and tensors grow with their value; the rest have a fixed size.
             budget = self._budget((plugin, name)) if plugin in SIZED_PLUGINS else None
             return _tensor_item(plugin, name, value, dataformats, self._export_options, budget)
-        return Item(plugin, str(name), _message(plugin, value))
+        tag = str(name)
+        check_name(tag, plugin)
+        return Item(plugin, tag, _message(plugin, value))
 
     def _budget(self, slot: tuple[str, str]) -> int:
         """Estimated bytes a new value for ``slot`` may take so that its step stays writable.
@@ -336,10 +366,11 @@ class SummaryRecord:
 
     def _add_op_value(self, plugin: str, name: Any, value: Any) -> None:
         """Keep a summary operator's value for the next train-mode :meth:`record`."""
-        if self._mode != "train" or not self.is_open or getattr(_operators, "paused", False):
+        if self._mode != "train" or not self.is_open or summary_operators_are_paused():
             return
         if not isinstance(name, str) or not name:
             raise TypeError(f"summary operator name must be a non-empty str, got {name!r}")
+        check_name(name, plugin)
         self._put(
             self._op_values,
             _tensor_item(plugin, name, value, "NCHW", self._export_options),
@@ -357,9 +388,11 @@ class SummaryRecord:
         """Write everything added since the last call as the values of ``step``.
 
         Returns immediately (the writing happens in the background); False if the record
-        is closed. In train mode, values from summary operators are written too; in eval
-        mode they are discarded. ``plugin_filter(plugin)`` returning False drops that
-        plugin's values of this step.
+        is closed, and from the first failed write on (a full disk ...: logged once, and
+        raised here with ``raise_exception=True``), since what was recorded is then not
+        all on disk; later steps are still written where they can be. In train mode,
+        values from summary operators are written too; in eval mode they are discarded.
+        ``plugin_filter(plugin)`` returning False drops that plugin's values of this step.
 
         The graph of ``network`` (or, without one, of the first ``train_network`` given
         here) is written once, with the first record after the network's first forward
@@ -390,7 +423,7 @@ class SummaryRecord:
                 self._scalars = {}
                 if self._scalar_steps.add_step(step, wall, scalars):
                     self._hand_over()
-            return True
+            return not self._pipeline.failed
         pool, self._pool = self._pool, {}
         ops, self._op_values = self._op_values, {}
         if self._mode == "train":
@@ -403,7 +436,7 @@ class SummaryRecord:
         batch = StepBatch(step, wall, items)
         self._check_size(batch)
         self._hand_over(batch if items else None)
-        return True
+        return not self._pipeline.failed
 
     def _watch_network(self, network: Any) -> None:
         """Keep the inputs of ``network``'s first forward call, to capture its graph."""
@@ -498,13 +531,27 @@ class SummaryRecord:
             return
         self._closed = True
         registry.unregister(self)
-        if self._graph is not None:  # the network was never called: no graph
+        if self._graph is not None:
+            self._say_no_graph()
             self._graph.cancel()
             self._graph = None
+        self._hand_over()
+        # Another thread recording right now may have passed the closed check just before
+        # it was set: the flush lets it finish that call, the second hand-over takes its row.
+        self._pipeline.flush(timeout)
         self._hand_over()
         if not self._pipeline.close(timeout):
             logger.error("closing the summary writer timed out after %s s", timeout)
         self._raise_pending()
+
+    def _say_no_graph(self) -> None:
+        """Warn that the network's graph was never written (closing before it could be)."""
+        network = type(self._graph.network).__name__
+        if self._graph.ready():
+            reason = "no record() call followed its first forward call"
+        else:
+            reason = "it was never called"
+        logger.warning("%r: no graph of network %s was written: %s", self, network, reason)
 
     def _raise_pending(self) -> None:
         error = self._pipeline.take_error()
@@ -541,6 +588,15 @@ class SummaryRecord:
         return f"SummaryRecord({self.log_dir!r}, {state})"
 
 
+def _smallest_file(file_format: str) -> int:
+    """Bytes of the smallest file that holds a step: its version record and one scalar
+    (a one-letter tag at a step below 128)."""
+    wall = time.time()
+    header = encode_record(version_payload(file_format, wall))
+    step = ENCODERS[file_format](StepBatch(1, wall, [Item("scalar", "x", 0.0)]), [0.0])
+    return len(header) + sum(len(encode_record(payload)) for payload in step.summary)
+
+
 def _plain_scalar(value: Any) -> float | None:
     """``value`` as a float if that is cheap and safe now (a number, a one-element CPU tensor)."""
     kind = type(value)
@@ -548,7 +604,10 @@ def _plain_scalar(value: Any) -> float | None:
         return float(value)
     torch = sys.modules.get("torch")
     if torch is not None and kind is torch.Tensor and value.is_cpu and value.numel() == 1:
-        return float(value.item())
+        try:
+            return float(value.item())
+        except TypeError:  # a complex number: refused by the checks of the slow path
+            return None
     return None
 
 
@@ -563,8 +622,10 @@ def _tensor_item(
     """Validate and snapshot an array-like value for ``plugin``.
 
     ``budget`` (default: the whole :data:`MAX_STEP_BYTES`) bounds the estimated encoded
-    size; it is checked from the shape alone, before anything is copied.
+    size; it is checked from the shape alone, before anything is copied, as is the dtype.
     """
+    if plugin != "tensor":  # tensors take more dtypes; checked below, on the snapshot
+        check_real_dtype(value_dtype(value), plugin, name)
     shape = _shape_of(value, name)
     size = math.prod(shape)
     budget = MAX_STEP_BYTES if budget is None else budget

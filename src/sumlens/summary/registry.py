@@ -7,6 +7,11 @@
 * **Exit**: a forgotten ``close()`` still happens at interpreter exit (``atexit``) and on
   SIGTERM (our handler flushes and closes every open record, then hands the signal on to
   whatever handler was there before, or to the default action, which ends the process).
+  Python lets only the main thread install a signal handler, and records are often made
+  on other threads (a trainer's worker thread, a callback run by a framework): so the
+  handler is installed when this module is first imported on the main thread
+  (``from sumlens import SummaryRecord`` does it), else by the first record made on the
+  main thread. While no record is open it only hands the signal on.
 * **Fork**: in a forked child (DataLoader workers, for example) every inherited record is
   switched off: the writer thread does not exist there, so it must neither write nor wait.
 """
@@ -34,7 +39,6 @@ _entered: contextvars.ContextVar[tuple[SummaryRecord, ...]] = contextvars.Contex
 _lock = threading.RLock()
 """Reentrant: the SIGTERM handler runs on the main thread, possibly while it holds the lock."""
 _previous_sigterm: Any = None
-_sigterm_installed = False
 
 
 def register(record: SummaryRecord) -> None:
@@ -96,16 +100,19 @@ def _on_sigterm(signum: int, frame: Any) -> None:
 
 
 def _install_sigterm_handler() -> None:
-    """Chain our SIGTERM handler in front of the current one (main thread only)."""
-    global _previous_sigterm, _sigterm_installed
-    if _sigterm_installed or threading.current_thread() is not threading.main_thread():
+    """Chain our SIGTERM handler in front of the current one (main thread only).
+
+    Every record made on the main thread calls this again: a handler the program set
+    after ours replaced it, and is chained behind ours anew.
+    """
+    global _previous_sigterm
+    if threading.current_thread() is not threading.main_thread():
         return
     current = signal.getsignal(signal.SIGTERM)
-    if current is signal.SIG_IGN:
+    if current is _on_sigterm or current is signal.SIG_IGN:
         return
     _previous_sigterm = current
     signal.signal(signal.SIGTERM, _on_sigterm)
-    _sigterm_installed = True
 
 
 def _after_fork_in_child() -> None:
@@ -120,3 +127,4 @@ def _after_fork_in_child() -> None:
 
 atexit.register(close_all)
 os.register_at_fork(after_in_child=_after_fork_in_child)
+_install_sigterm_handler()

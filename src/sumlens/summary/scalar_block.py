@@ -11,6 +11,7 @@ into a block of their own, so the file keeps recording order (see :class:`Scalar
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections import deque
 
@@ -20,8 +21,10 @@ BLOCK_STEPS = 8192
 """Rows at which the caller hands them over itself (through the writer's bounded queue)."""
 BLOCK_SECONDS = 0.25
 """How old rows may get before the writer takes them (its wake-up period)."""
-ROW_BYTES = 200
-"""Estimated memory of one row (for the writer's queue bound)."""
+ROW_BYTES = 64 + 32 + 24 + 8 + 8
+"""Memory of one row besides its dict: the tuple, the step, the wall time, two list slots."""
+VALUE_BYTES = 24
+"""Memory of one scalar value (a Python float) in a row's dict."""
 
 
 class TagTable:
@@ -54,22 +57,20 @@ class ScalarBlock:
     """Scalar-only steps in recording order: ``(step, wall time, {tag: value})`` rows.
 
     ``queued``: handed over through the writer's queue, so counted in its memory bound
-    (False for rows the writer took itself).
+    (False for rows the writer took itself). ``pending_bytes``: the memory the rows hold,
+    for that bound (the dicts measured, as a row's size grows with its tags).
     """
 
-    __slots__ = ("queued", "rows")
+    __slots__ = ("pending_bytes", "queued", "rows")
 
     def __init__(self, rows: list[tuple[int, float, dict[str, float]]]) -> None:
         self.rows = rows
         self.queued = True
+        sizes = sum(sys.getsizeof(row[2]) + VALUE_BYTES * len(row[2]) for row in rows)
+        self.pending_bytes = 64 + ROW_BYTES * len(rows) + sizes
 
     def __len__(self) -> int:
         return len(self.rows)
-
-    @property
-    def pending_bytes(self) -> int:
-        """Memory held by the block (for the writer's queue bound)."""
-        return 64 + ROW_BYTES * len(self.rows)
 
 
 class ScalarCollector:
