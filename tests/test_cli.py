@@ -6,6 +6,9 @@ import logging
 import os
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
 
 import sumlens
 from sumlens import _log
@@ -29,6 +32,51 @@ def test_read_lists_values(golden_dir, capsys) -> None:
     assert main(["read", str(golden_dir / "all_plugins")]) == 0
     out = capsys.readouterr().out
     assert "scalar" in out and "loss" in out and "corrupt: 0" in out
+
+
+def _read_cli(path: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "sumlens", "read", str(path)], capture_output=True, text=True
+    )
+
+
+def _assert_one_line_error(out: subprocess.CompletedProcess[str], path: Path, what: str) -> None:
+    assert out.returncode == 1
+    assert out.stdout == ""
+    assert "Traceback" not in out.stderr
+    lines = out.stderr.splitlines()
+    assert len(lines) == 1, out.stderr
+    assert lines[0].startswith("sumlens read: error: ")
+    assert repr(str(path)) in lines[0] and what in lines[0]
+
+
+def test_read_a_missing_path_is_one_line(tmp_path: Path) -> None:
+    missing = tmp_path / "nonexistent"
+    _assert_one_line_error(_read_cli(missing), missing, "neither an event file nor a directory")
+
+
+def test_read_a_directory_without_event_files_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("not a run")
+    _assert_one_line_error(_read_cli(tmp_path), tmp_path, "directory with no event files")
+
+
+def test_read_a_file_that_is_not_an_event_file_is_one_line(tmp_path: Path) -> None:
+    other = tmp_path / "weights.bin"
+    other.write_bytes(bytes(range(256)) * 20)
+    _assert_one_line_error(_read_cli(other), other, "is not an event file")
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root reads unreadable files"
+)
+def test_read_an_unreadable_directory_is_one_line(tmp_path: Path) -> None:
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0)
+    try:
+        _assert_one_line_error(_read_cli(locked), locked, "Permission denied")
+    finally:
+        locked.chmod(0o700)
 
 
 def test_log_level_from_environment() -> None:

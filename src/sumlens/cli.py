@@ -8,6 +8,7 @@ what an event file or run directory holds, with any damage found).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,10 +17,31 @@ from sumlens._version import __version__
 
 
 def _read(path: str) -> int:
+    """Print what ``path`` holds; a path that can't be read is one line on stderr, exit 1."""
     from sumlens.io.describe import describe  # keep `sumlens --version` instant
+    from sumlens.io.reader import NotAnEventFileError, resolve_files
 
-    print(describe(path))
+    try:
+        if not resolve_files(path):
+            return _fail(
+                f"{path!r} is a directory with no event files (MindSpore summary/lineage "
+                "files, or TensorBoard tfevents files)"
+            )
+        text = describe(path)
+    except NotAnEventFileError as err:
+        return _fail(str(err))
+    except OSError as err:
+        if err.filename is None or err.strerror is None:
+            return _fail(str(err))
+        return _fail(f"{os.fspath(err.filename)!r}: {err.strerror}")
+    print(text)
     return 0
+
+
+def _fail(message: str) -> int:
+    """Say what went wrong on stderr, in one line, and return the exit status 1."""
+    print(f"sumlens read: error: {message}", file=sys.stderr)
+    return 1
 
 
 def _demo(logdir: str | None) -> int:

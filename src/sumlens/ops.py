@@ -6,7 +6,8 @@
 module. A value goes to the innermost active ``SummaryRecord`` (the one entered with
 ``with`` in this context, else the most recently opened one) and is written at that
 record's next ``record(step)`` in train mode; in eval mode, or with no record open, it
-is dropped at once. The same name twice before a record keeps the last value.
+is dropped at once (with no record open, the ``sumlens`` logger warns once per process).
+The same name twice before a record keeps the last value.
 
 The operators return None, detach what they keep (autograd never sees them) and run
 eagerly under ``torch.compile`` (a graph break, never a traced copy of stale data).
@@ -18,14 +19,26 @@ from typing import Any
 
 import torch
 
+from sumlens._log import warn_once
 from sumlens.summary import registry
+from sumlens.summary.record import summary_operators_are_paused
 
 
 @torch.compiler.disable
 def _emit(plugin: str, name: str, value: Any) -> None:
     record = registry.active_record()
-    if record is not None:
-        record._add_op_value(plugin, name, value)
+    if record is None:
+        if summary_operators_are_paused():  # a graph capture runs forward: nothing to say
+            return
+        warn_once(
+            "ops:no-record",
+            "summary operator %s(%r) was called with no open SummaryRecord: its value is "
+            "dropped, as is every summary operator value while no record is open (said once)",
+            plugin,
+            name,
+        )
+        return
+    record._add_op_value(plugin, name, value)
 
 
 def scalar(name: str, value: Any) -> None:

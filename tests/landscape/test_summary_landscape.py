@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import stat
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -265,6 +269,125 @@ def test_workers_need_a_module_level_callback_fn(run: Path) -> None:
         progress=False,
     )
     assert list(written(run / "nested")) == ["landscape_[4]"]
+
+
+HERE = Path(__file__).resolve().parent
+
+SCRIPT_HEAD = """
+import multiprocessing
+import sys
+
+from landscape_helpers import plain
+
+from sumlens.landscape import SummaryLandscape
+
+RESULT_ONLY = {"landscape_size": 3, "create_landscape": {"train": False, "result": True}}
+
+
+def landscape():
+    SummaryLandscape(sys.argv[1]).gen_landscapes_with_multi_process(
+        callback_fn, RESULT_ONLY, num_workers=2, output=sys.argv[2], progress=False
+    )
+"""
+
+SCRIPTS = {
+    # the usual mistake: workers re-run the script as __mp_main__, without this block
+    "guarded": """
+if __name__ == "__main__":
+    def callback_fn():
+        return plain()
+
+    landscape()
+""",
+    # defined at the top level, but only in the parent: only a worker can tell
+    "parent_only": """
+if multiprocessing.current_process().name == "MainProcess":
+    def callback_fn():
+        return plain()
+
+if __name__ == "__main__":
+    landscape()
+""",
+    # no guard at all: each worker starts the landscape again while it starts, and dies
+    "unguarded": """
+def callback_fn():
+    return plain()
+
+landscape()
+""",
+}
+
+
+def run_python(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``python *args`` in ``cwd``, able to import this directory's helpers."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), str(HERE.parent)])}
+    return subprocess.run(
+        [sys.executable, *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=240
+    )
+
+
+def run_script(
+    kind: str, run: Path, tmp_path: Path
+) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """Run one of ``SCRIPTS`` as a real main script; returns it and its output directory."""
+    script = tmp_path / f"{kind}.py"
+    script.write_text(textwrap.dedent(SCRIPT_HEAD) + textwrap.dedent(SCRIPTS[kind]))
+    output = tmp_path / "out"
+    return run_python([str(script), str(run), str(output)], tmp_path), output
+
+
+def last_line(stderr: str) -> str:
+    return stderr.strip().splitlines()[-1]
+
+
+def test_workers_refuse_a_callback_fn_under_the_main_guard_up_front(
+    run: Path, tmp_path: Path
+) -> None:
+    done, output = run_script("guarded", run, tmp_path)
+    assert done.returncode == 1
+    error = last_line(done.stderr)
+    assert error.startswith("TypeError: callback_fn 'callback_fn' must be importable by worker")
+    assert f"{tmp_path / 'guarded.py'} defines 'callback_fn' only under" in error
+    assert 'if __name__ == "__main__":' in error and "num_workers=None or 1" in error
+    assert "BrokenProcessPool" not in done.stderr
+    assert "_RemoteTraceback" not in done.stderr  # refused before any worker started
+    assert not output.exists()
+
+
+def test_workers_refuse_a_callback_fn_of_a_package_main(run: Path, tmp_path: Path) -> None:
+    package = tmp_path / "landscape_job"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "__main__.py").write_text(
+        textwrap.dedent(SCRIPT_HEAD)
+        + "\n\ndef callback_fn():\n    return plain()\n\n\nlandscape()\n"
+    )
+    done = run_python(["-m", "landscape_job", str(run), str(tmp_path / "out")], tmp_path)
+    assert done.returncode == 1
+    error = last_line(done.stderr)
+    assert error.startswith("TypeError: callback_fn 'callback_fn' must be importable by worker")
+    assert "'landscape_job.__main__', which worker processes do not import" in error
+    assert "_RemoteTraceback" not in done.stderr
+
+
+def test_a_worker_that_cannot_find_callback_fn_says_so(run: Path, tmp_path: Path) -> None:
+    done, output = run_script("parent_only", run, tmp_path)
+    assert done.returncode == 1
+    error = last_line(done.stderr)
+    assert error.startswith("TypeError: callback_fn 'callback_fn' must be importable by worker")
+    assert "could not find it" in error and "__mp_main__" in error
+    assert "BrokenProcessPool" not in done.stderr
+    assert not output.exists()
+
+
+def test_a_worker_that_dies_while_starting_is_explained(run: Path, tmp_path: Path) -> None:
+    done, output = run_script("unguarded", run, tmp_path)
+    assert done.returncode == 1
+    error = last_line(done.stderr)
+    assert error.startswith("concurrent.futures.process.BrokenProcessPool: a landscape worker")
+    assert f"re-running {tmp_path / 'unguarded.py'} as __mp_main__" in error
+    assert 'under `if __name__ == "__main__":`' in error
+    assert not output.exists()
 
 
 def test_nothing_to_create(run: Path, caplog: pytest.LogCaptureFixture) -> None:

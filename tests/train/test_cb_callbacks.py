@@ -62,6 +62,15 @@ def test_lr_scheduler_skips_steps_without_optimizer_and_checks_result():
         drive([scheduler], epochs=1, steps=1)
 
 
+@pytest.mark.parametrize("function", [5, "0.1", None])
+def test_lr_scheduler_refuses_a_non_callable_at_construction(function: object) -> None:
+    with pytest.raises(TypeError) as info:
+        LearningRateScheduler(function)  # type: ignore[arg-type]
+    message = str(info.value)
+    assert "learning_rate_function" in message and repr(function) in message
+    assert "callable (lr: float, step: int) -> float" in message
+
+
 # ------------------------------------------------------------------ History
 
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import pickle
 import signal
+import struct
 import subprocess
 import sys
 import textwrap
@@ -26,6 +28,7 @@ from sumlens.train import (
     wait_for_pending_saves,
 )
 from sumlens.train import checkpoint as ckpt_mod
+from sumlens.train.atomic import atomic_write
 
 MODES = ["AES-GCM", "AES-CBC"]
 
@@ -289,6 +292,38 @@ def test_flipped_byte_rejected_plain(tmp_path: Path) -> None:
         assert str(path) in str(info.value)
 
 
+@pytest.mark.parametrize("renamed", [b"sumlens.crc33", b"xumlens.crc32", b"sumlens_crc32"])
+@pytest.mark.parametrize("flip_weight", [False, True])
+def test_a_renamed_crc_key_is_refused(tmp_path: Path, renamed: bytes, flip_weight: bool) -> None:
+    path = tmp_path / "r.ckpt"
+    save_checkpoint(_net(), path)
+    os.chmod(path, 0o600)
+    raw = path.read_bytes()
+    assert raw.count(b'"sumlens.crc32"') == 1
+    data = bytearray(raw.replace(b'"sumlens.crc32"', b'"' + renamed + b'"'))
+    if flip_weight:  # the damage the CRC is there to catch
+        (n,) = struct.unpack("<Q", raw[:8])
+        data[8 + n + 3] ^= 0x10
+    path.write_bytes(bytes(data))
+    with pytest.raises(CheckpointIntegrityError) as info:
+        load_checkpoint(path)
+    message = str(info.value)
+    assert str(path) in message and "'sumlens.crc32' field" in message and "missing" in message
+
+
+def test_foreign_safetensors_files_without_a_crc_still_load(tmp_path: Path) -> None:
+    from safetensors.torch import save_file
+
+    values = {"fc.weight": torch.randn(3, 2), "fc.bias": torch.randn(3)}
+    for metadata in (None, {"format": "pt", "source": "another tool"}):
+        path = tmp_path / f"foreign-{metadata is None}.safetensors"
+        save_file(values, path, metadata=metadata)
+        loaded = load_checkpoint(path)
+        assert set(loaded) == set(values)
+        for name, value in values.items():
+            assert torch.equal(loaded[name], value), name
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_wrong_or_missing_key(tmp_path: Path, mode: str) -> None:
     path = tmp_path / "k.ckpt"
@@ -448,7 +483,9 @@ _CHILD = textwrap.dedent(
 
 @pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
 @pytest.mark.parametrize("enc", ["plain", "enc"])
-def test_sigkill_mid_write_leaves_no_partial_file(tmp_path: Path, enc: str) -> None:
+def test_sigkill_mid_write_leaves_no_partial_file(
+    tmp_path: Path, enc: str, caplog: pytest.LogCaptureFixture
+) -> None:
     key = b"k" * 16 if enc == "enc" else None
     good = _net(1)
     save_checkpoint(good, tmp_path / "good.ckpt", enc_key=key)
@@ -493,3 +530,87 @@ def test_sigkill_mid_write_leaves_no_partial_file(tmp_path: Path, enc: str) -> N
     _assert_same_state(good, fresh)
     big = load_checkpoint(target, dec_key=key)  # the previous complete save
     assert big["w"].numel() == 24 * 1024 * 1024
+    # the next save into the directory removes what the killed process left, and says so
+    with caplog.at_level(logging.WARNING, logger="sumlens"):
+        save_checkpoint(_net(3), tmp_path / "next.ckpt", enc_key=key)
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.ckpt", "good.ckpt", "next.ckpt"]
+    assert all(p.name in caplog.text for p in leftovers)
+
+
+_BLOCKED_WRITER = textwrap.dedent(
+    """
+    import sys
+    from sumlens.train.atomic import atomic_write
+
+    def write(f):
+        f.write(b"x" * 1000)
+        f.flush()
+        print("writing", flush=True)
+        sys.stdin.readline()
+        f.write(b"y")
+
+    atomic_write(sys.argv[1], write)
+    print("done", flush=True)
+    """
+)
+
+
+def _start_blocked_writer(path: Path) -> subprocess.Popen[bytes]:
+    """A process inside ``atomic_write(path)``, its temp file half written, until told."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _BLOCKED_WRITER, str(path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == b"writing"
+    return proc
+
+
+def _temps(directory: Path) -> set[str]:
+    return {p.name for p in directory.iterdir() if p.name.endswith(".tmp")}
+
+
+@pytest.mark.skipif(os.name != "posix", reason="stale temp files are found by POSIX pid")
+def test_only_temp_files_of_dead_writers_are_removed(tmp_path: Path) -> None:
+    live = _start_blocked_writer(tmp_path / "live.bin")
+    dead = _start_blocked_writer(tmp_path / "dead.bin")
+    gate, writing = threading.Event(), threading.Event()
+
+    def blocked_write(f) -> None:
+        f.write(b"t")
+        writing.set()
+        assert gate.wait(30)
+
+    here = threading.Thread(
+        target=atomic_write, args=(tmp_path / "thread.bin", blocked_write), daemon=True
+    )
+    try:
+        here.start()
+        assert writing.wait(30)
+        dead.kill()
+        dead.wait(timeout=10)
+        before = _temps(tmp_path)
+        assert len(before) == 3
+        dead_temps = {n for n in before if n.startswith(".dead.bin.")}
+        assert len(dead_temps) == 1
+        save_checkpoint(_net(), tmp_path / "c.ckpt")  # while the other two still write
+        assert _temps(tmp_path) == before - dead_temps
+        assert live.stdin is not None and live.stdout is not None
+        live.stdin.write(b"go\n")
+        live.stdin.flush()
+        assert live.stdout.readline().strip() == b"done"
+        assert live.wait(timeout=10) == 0
+        gate.set()
+        here.join(timeout=30)
+    finally:
+        gate.set()
+        for proc in (live, dead):
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=10)
+    assert (tmp_path / "live.bin").read_bytes() == b"x" * 1000 + b"y"
+    assert (tmp_path / "thread.bin").read_bytes() == b"t"
+    assert not (tmp_path / "dead.bin").exists()
+    assert not _temps(tmp_path)

@@ -260,6 +260,22 @@ def test_non_image_input_switches_off(tmp_path: Path, caplog: pytest.LogCaptureF
     assert "not images" in caplog.text
 
 
+def test_histogram_regular_matching_nothing_says_so_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    model, loader = make_model()
+    collector = SummaryCollector(
+        tmp_path, collect_freq=1, collect_specified_data={"histogram_regular": "conv"}
+    )
+    with caplog.at_level(logging.WARNING, logger="sumlens"):
+        model.train(2, loader, callbacks=[collector])
+    assert not [tag for plugin, tag in read(tmp_path) if plugin == "histogram"]
+    warnings = [r.getMessage() for r in caplog.records if "histogram_regular" in r.getMessage()]
+    assert len(warnings) == 1
+    assert "'conv' matches none of the 4 parameter names" in warnings[0]
+    assert "fc1.weight, fc1.bias, fc2.weight, fc2.bias" in warnings[0]
+
+
 def test_start_log_line(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     model, loader = make_model()
     with caplog.at_level(logging.INFO, logger="sumlens"):

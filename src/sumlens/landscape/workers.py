@@ -10,6 +10,10 @@ soon as it is done (in completion order, so the caller can save and report it).
   is unsafe), each calling ``callback_fn()`` once in its initializer, bound to one CUDA
   device each when ``device_ids`` name devices, and given an equal share of the CPU
   threads otherwise. The plane reaches them as a safetensors file, read once per plane.
+  A worker finds ``callback_fn`` by name: :mod:`sumlens.landscape.importable` refuses,
+  in the caller, a function the workers could not find; a worker that still can't find
+  it reports it as a TypeError, and a worker that dies is reported with its likely
+  causes (:func:`_broken_pool`).
 * ``ray_address`` hands the blocks to Ray actors (:mod:`sumlens.landscape.ray_backend`).
 """
 
@@ -23,12 +27,14 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Protocol
 
 import numpy as np
 import torch
 
 from sumlens.landscape.evaluate import EvalOptions, Evaluator
+from sumlens.landscape.importable import not_importable, pickled_callback
 from sumlens.landscape.objective import objective_from
 from sumlens.landscape.plane import Plane
 
@@ -74,14 +80,26 @@ _WORKER: dict[str, Any] = {}
 
 
 def _init_worker(
-    callback_fn: Callable[[], Any],
+    payload: bytes,
+    name: str,
     num_samples: int | None,
     options: EvalOptions,
     devices: Any,
     threads: int,
 ) -> None:
-    """Build this worker's evaluator; a failure is kept and raised by its first task."""
+    """Build this worker's evaluator; a failure is kept and raised by its first task.
+
+    ``callback_fn`` arrives pickled (``payload``) and is unpickled here rather than by
+    the pool, so a function this process can't find is an error its first task reports,
+    not a worker that dies while starting (a broken pool).
+    """
     try:
+        try:
+            callback_fn = pickle.loads(payload)
+        except Exception as err:
+            raise not_importable(
+                name, f"worker process {os.getpid()} could not find it ({err!r})"
+            ) from None
         torch.set_num_threads(threads)
         device = None if devices is None else torch.device(devices.get())
         objective = objective_from(callback_fn(), num_samples, device)
@@ -118,6 +136,8 @@ class ProcessBackend:
         devices: Sequence[str | None],
     ) -> None:
         self.workers = len(devices)
+        payload = pickled_callback(callback_fn, self.workers)
+        name = getattr(callback_fn, "__qualname__", repr(callback_fn))
         context = multiprocessing.get_context("spawn")
         queue = None
         if any(d is not None for d in devices):
@@ -130,11 +150,14 @@ class ProcessBackend:
             self.workers,
             mp_context=context,
             initializer=_init_worker,
-            initargs=(callback_fn, num_samples, options, queue, threads),
+            initargs=(payload, name, num_samples, options, queue, threads),
         )
 
     def fingerprint(self) -> str:
-        return self._pool.submit(_worker_fingerprint).result()
+        try:
+            return self._pool.submit(_worker_fingerprint).result()
+        except BrokenProcessPool as err:
+            raise _broken_pool() from err
 
     def run(
         self, plane: Plane, key: str, tasks: Sequence[Task]
@@ -148,7 +171,11 @@ class ProcessBackend:
         }
         try:
             for future in concurrent.futures.as_completed(futures):
-                yield futures[future], future.result()
+                try:
+                    heights = future.result()
+                except BrokenProcessPool as err:
+                    raise _broken_pool() from err
+                yield futures[future], heights
         finally:
             for future in futures:
                 future.cancel()
@@ -205,28 +232,17 @@ def check_num_workers(num_workers: object, device_ids: list[int] | None) -> int 
     return num_workers
 
 
-def check_picklable(callback_fn: Callable[[], Any], workers: int) -> None:
-    """Worker processes import ``callback_fn`` by name: refuse what they could not find."""
-    name = getattr(callback_fn, "__qualname__", repr(callback_fn))
-    fix = (
-        "define callback_fn at the top level of an importable .py file (not a lambda, a "
-        "nested function or an interactive session), or run a single in-process worker "
-        "(device_ids=None / num_workers=1)"
+def _broken_pool() -> BrokenProcessPool:
+    """The error for a worker process that died, with what usually kills one."""
+    main = getattr(sys.modules.get("__main__"), "__file__", None) or "the main script"
+    return BrokenProcessPool(
+        "a landscape worker process ended abruptly (its own error, if any, is on stderr "
+        "above). Likely causes: it was killed (out of memory?); or it failed while "
+        f"re-running {main} as __mp_main__, which every spawned worker does before "
+        "importing callback_fn: code that trains, exits or starts the landscape must be "
+        'under `if __name__ == "__main__":`, and callback_fn must be defined at the top '
+        "level, outside that block"
     )
-    try:
-        pickle.dumps(callback_fn)
-    except (pickle.PicklingError, AttributeError, TypeError) as err:
-        raise TypeError(
-            f"callback_fn {name!r} cannot be sent to {workers} worker processes ({err}); {fix}"
-        ) from None
-    main = sys.modules.get("__main__")
-    if getattr(callback_fn, "__module__", None) == "__main__" and not getattr(
-        main, "__file__", None
-    ):
-        raise TypeError(
-            f"callback_fn {name!r} lives in an interactive __main__, which {workers} worker "
-            f"processes cannot import; {fix}"
-        )
 
 
 def open_backend(
@@ -275,7 +291,6 @@ def open_backend(
             f"{workers} workers need callback_fn: a zero-argument, module-level function "
             "that builds (network, dataset, loss_fn) in each worker"
         )
-    check_picklable(source, workers)
     return ProcessBackend(source, num_samples, options, devices)
 
 

@@ -8,7 +8,11 @@ anything. Besides the tensors, the safetensors header metadata holds:
 * ``sumlens.optimizer``: the structure of a torch optimizer ``state_dict()`` as JSON, its
   tensors stored under ``__optimizer__.*`` names;
 * ``sumlens.crc32``: a CRC32 of the whole file (computed with this field zeroed), so a
-  damaged unencrypted file is an error, not silently wrong weights.
+  damaged unencrypted file is an error, not silently wrong weights. Every file sumlens
+  writes also has ``sumlens.checkpoint`` and ``sumlens.names``, so a file with any
+  ``sumlens.*`` key but no CRC (the key damaged or renamed) is refused; a safetensors
+  file from elsewhere (no ``sumlens.*`` key) loads without a CRC. The CRC catches
+  damage, not deliberate forgery: use ``enc_key`` for that.
 
 With ``enc_key`` the whole file is wrapped by :mod:`sumlens.train.crypto` (AES-GCM, or
 AES-CBC + HMAC-SHA256). Files are written to a temp file, fsynced and renamed into place
@@ -51,6 +55,7 @@ __all__ = [
 OPTIMIZER_PREFIX = "__optimizer__."
 APPEND_PREFIX = "__append__."
 _RESERVED = (OPTIMIZER_PREFIX, APPEND_PREFIX)
+_META_PREFIX = "sumlens."
 _META_FORMAT = "sumlens.checkpoint"
 _META_APPEND = "sumlens.append"
 _META_OPTIMIZER = "sumlens.optimizer"
@@ -451,6 +456,13 @@ def _read_plain(data: bytes, source: str) -> tuple[dict[str, torch.Tensor], dict
             f"{source!r} is not a safetensors checkpoint (or its header is damaged): {exc}"
         ) from None
     crc_text = meta.get(_META_CRC)
+    ours = sorted(str(k) for k in meta if str(k).startswith(_META_PREFIX))
+    if crc_text is None and ours:
+        raise CheckpointIntegrityError(
+            f"checkpoint {source!r} is damaged or tampered: its metadata ({', '.join(ours)}) "
+            f"says sumlens wrote it, but the {_META_CRC!r} field every sumlens checkpoint "
+            "carries is missing, so its contents can't be verified"
+        )
     if crc_text is not None:
         marker = f'"{_META_CRC}":"{crc_text}"'.encode()
         at = head.find(marker)

@@ -53,6 +53,8 @@ from sumlens.train.collector_landscape import LandscapeSaver
 __all__ = ["SummaryCollector"]
 
 HISTOGRAM_DEFAULT_COUNT = 5
+HISTOGRAM_NAMES_SHOWN = 10
+"""Parameter names listed when ``histogram_regular`` matches none of them."""
 _WRAPPER_PARTS = ("module", "_orig_mod")
 
 
@@ -583,7 +585,19 @@ class SummaryCollector(Callback):
                 params = params[:HISTOGRAM_DEFAULT_COUNT]
             else:
                 pattern = re.compile(self._histogram_regex)
-                params = [(n, p) for n, p in params if pattern.match(n)]
+                matched = [(n, p) for n, p in params if pattern.match(n)]
+                if params and not matched:
+                    names_shown = [n for n, _ in params[:HISTOGRAM_NAMES_SHOWN]]
+                    logger.warning(
+                        "SummaryCollector: histogram_regular %r matches none of the %d "
+                        "parameter names (re.match, from the start of the name; names: %s%s); "
+                        "weight histograms will not be collected",
+                        self._histogram_regex,
+                        len(params),
+                        ", ".join(names_shown),
+                        ", ..." if len(params) > len(names_shown) else "",
+                    )
+                params = matched
             self._histogram_params = [(f"{name}/auto", param) for name, param in params]
         add_value = self._record.add_value
         for tag, param in self._histogram_params:  # binned now, from the live memory

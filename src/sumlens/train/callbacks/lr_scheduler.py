@@ -44,6 +44,11 @@ class LearningRateScheduler(Callback):
     def __init__(
         self, learning_rate_function: Callable[[float, int], float], *, per_group: bool = False
     ) -> None:
+        if not callable(learning_rate_function):
+            raise TypeError(
+                "learning_rate_function must be a callable (lr: float, step: int) -> float, "
+                f"got {learning_rate_function!r} ({type(learning_rate_function).__name__})"
+            )
         self.learning_rate_function = learning_rate_function
         self.per_group = check_bool(per_group, "per_group")
 
