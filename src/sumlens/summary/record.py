@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import logging
 import math
 import os
 import sys
@@ -26,7 +25,7 @@ from typing import Any
 import numpy as np
 from google.protobuf.message import DecodeError
 
-from sumlens._log import log_once, logger, warn_once
+from sumlens._log import logger, warn_once
 from sumlens._numba import prepare as prepare_kernels
 from sumlens._proto import anf_ir_pb2, lineage_pb2, summary_pb2
 from sumlens.io.framing import encode_record
@@ -207,6 +206,7 @@ class SummaryRecord:
         self._scalars: dict[str, float] = {}
         self._scalar_steps = ScalarCollector()
         self._closed = False
+        self._said_closed = False
         self._forked = False
         self._tokens: list[contextvars.Token] = []
         seconds = int(time.time())
@@ -326,15 +326,10 @@ class SummaryRecord:
 
     def _say_closed(self, call: str) -> None:
         """Say once per record that values given to it after ``close()`` are not written."""
-        if self._forked:  # a forked child (a DataLoader worker ...): the parent records
+        if self._forked or self._said_closed:  # a forked child: the parent records
             return
-        log_once(
-            f"closed:{id(self)}",
-            logging.ERROR,
-            "%r is closed; %s and later values given to it are not written",
-            self,
-            call,
-        )
+        self._said_closed = True
+        logger.error("%r is closed; %s and later values given to it are not written", self, call)
 
     def _make_item(self, plugin: str, name: Any, value: Any, dataformats: str = "NCHW") -> Item:
         if plugin in TENSOR_PLUGINS:
