@@ -10,7 +10,7 @@ compiled kernel that
 * walks the protobuf fields of each good record by hand and writes every scalar into
   preallocated output arrays (tag id, step, wall time, value, record index);
 * lists every record it cannot vouch for (anything but well-formed summary values, in
-  MindSpore files also a value whose protobuf would not parse or whose tensor would not
+  MindSpore files also a value whose protobuf would not parse or whose tensor might not
   convert) as ``(offset, length)``. Those records are decoded afterwards with the
   protobuf decoders of :mod:`sumlens.io.decode`, so their points and every count they
   cause (``skipped_plugins``, rejected records) are exactly those of the python engine.
@@ -32,7 +32,7 @@ from numba.extending import intrinsic
 
 from sumlens._numba import numba
 from sumlens.io.decode import DECODERS, PayloadError
-from sumlens.io.framing import HEADER_SIZE, OVERHEAD, ReadStats
+from sumlens.io.framing import HEADER_SIZE, OVERHEAD, ReadStats, valid_header_at
 from sumlens.io.reader import NotAnEventFileError
 
 if sys.byteorder != "little":  # pragma: no cover - the loads below assume little-endian
@@ -482,10 +482,28 @@ def _message_ok(buf, pos, end, msg, d):
             return False
 
 
+_MS_MAX_DIMS = 32
+""":data:`sumlens.io.decode.MAX_DIMS`, spelled out: numba's cache sees only this file."""
+_MS_MAX_DIM = 1 << 40
+_MS_MAX_SIZE = 1 << 59
+"""Largest product of non-zero dims the kernel vouches for (8-byte items: 2**62 bytes)."""
+_MS_LAST_DTYPE = 47
+"""The last MindSpore ``DataType``; protobuf keeps other values as unknown fields."""
+
+
 @_jit
 def _ms_tensor_ok(buf, pos, end):
-    """Whether a (well-formed) MindSpore TensorProto converts: values fill its shape."""
-    size = np.int64(1)
+    """Whether a (well-formed) MindSpore TensorProto surely converts (conservative).
+
+    True only where :func:`~sumlens.io.decode.ms_tensor_to_array` cannot refuse it: at
+    most 32 dims, none negative or huge, values filling the shape exactly, and floats
+    that need no range check (``float_data`` as float32 or float64, ``double_data`` as
+    float64). Anything else goes to protobuf.
+    """
+    size = np.int64(1)  # product of the non-zero dims
+    empty = False
+    ndims = 0
+    dtype = np.int64(0)
     counts = np.zeros(8, dtype=np.int64)  # by field number: 3 float, 4 int32, 5 int64 ...
     raw = False
     while pos < end:
@@ -493,21 +511,25 @@ def _ms_tensor_ok(buf, pos, end):
         number = key >> 3
         wire = key & 7
         if number == 1:
-            if wire == 0:
+            n = 1
+            if wire == 2:
+                length, pos = _varint(buf, pos)
+                n = _packed_varints(buf, pos, pos + length)
+            for _ in range(n):
                 dim, pos = _varint(buf, pos)
-                if dim < 0 or dim > (1 << 40) or (size > 0 and dim > (1 << 62) // size):
+                ndims += 1
+                if dim < 0 or dim > _MS_MAX_DIM or ndims > _MS_MAX_DIMS:
                     return False
-                size *= dim
-            else:
-                n, pos = _varint(buf, pos)
-                stop = pos + n
-                while pos < stop:
-                    dim, pos = _varint(buf, pos)
-                    if dim < 0 or dim > (1 << 40) or (size > 0 and dim > (1 << 62) // size):
-                        return False
+                if dim == 0:
+                    empty = True
+                elif dim > _MS_MAX_SIZE // size:
+                    return False
+                else:
                     size *= dim
         elif number == 2:
-            _, pos = _varint(buf, pos)
+            dtype, pos = _varint(buf, pos)
+            if dtype < 0 or dtype > _MS_LAST_DTYPE:
+                return False
         elif number == 8:
             n, pos = _varint(buf, pos)
             raw = n > 0  # optional bytes: the last one counts
@@ -527,12 +549,17 @@ def _ms_tensor_ok(buf, pos, end):
                 _, pos = _varint(buf, pos)
             else:
                 pos += 4 if wire == 5 else 8
+    count = 0 if empty else size
     for number in (3, 6, 5, 4, 7):  # the order ms_tensor_to_array picks them in
         if counts[number]:
-            return counts[number] == size
+            if counts[number] != count:
+                return False
+            if number == 3:  # float32, by data_type or by default (0 and types numpy lacks)
+                return dtype == 0 or dtype >= 11
+            return number == 6 and dtype == 12
     if raw:
         return False  # raw_data: let protobuf and numpy decide
-    return size == 0
+    return count == 0
 
 
 # ------------------------------------------------------------------- record parsing
@@ -642,6 +669,8 @@ def _ms_event(buf, pos, end, rec, npts, d):
                 return _PTS_FULL, npts
             _emit(d, n, tid, step, wall, value, rec)
             n += 1
+        elif not _utf8_ok(buf, tag_pos, tag_n):  # protobuf refuses the record: it decides
+            return _FALLBACK, npts
     if pos != end:
         return _FALLBACK, npts
     return _OK, n
@@ -1040,10 +1069,15 @@ def _grown(array: np.ndarray) -> np.ndarray:
 
 
 def _record_size(handle, offset: int) -> int:
-    """Bytes of the whole record at ``offset`` by its length field (0 if unknown)."""
+    """Bytes of the whole record at ``offset`` by its length field (0 if unknown).
+
+    Only a length whose CRC checks is believed: a damaged one would have the chunk hold
+    the rest of the file (the python engine's :class:`~sumlens.io.reader.RecordFile` does
+    the same).
+    """
     handle.seek(offset)
     header = handle.read(HEADER_SIZE)
-    if len(header) < HEADER_SIZE:
+    if len(header) < HEADER_SIZE or not valid_header_at(header, 0):
         return 0
     return int.from_bytes(header[:8], "little") + OVERHEAD
 

@@ -5,11 +5,38 @@ each parses the payload with our generated protobuf modules and maps what it fin
 the common plugins. Kinds of values we do not map (TensorBoard text, audio, PR curves,
 MindSpore's explain records ...) are counted in :class:`~sumlens.io.framing.ReadStats`,
 never silently dropped.
+
+A payload whose CRCs match can still be crafted, so the decoders trust nothing in it:
+
+* every error its contents can cause (protobuf's ``DecodeError``, and any ``ValueError``,
+  ``ArithmeticError`` or ``LookupError`` raised while converting what it holds) leaves
+  the decoder as :class:`PayloadError`; readers then skip the record and count it as
+  corrupt (:meth:`~sumlens.io.framing.ReadStats.reject_record`), and nothing else it
+  held is counted;
+* tags must be UTF-8 text (protobuf's C parser would hand a MindSpore one over as
+  bytes; its pure-Python parser refuses it), so every tag a reader returns is a ``str``;
+* shapes are checked with exact Python ints (numpy's int64 products wrap silently): no
+  negative dims, at most :data:`MAX_DIMS` of them, and the values must fill the shape
+  exactly; a byte buffer (``raw_data``, ``tensor_content``) must be a whole number of
+  elements; values cast to the declared dtype must fit it (numpy would wrap them or make
+  one up);
+* memory follows the record's own size. Every array is a view of the payload's bytes or
+  holds one element per value the payload spells out, so it costs a small multiple of
+  the payload's bytes. The one exception is TensorBoard's "one value stands for a tensor
+  filled with it" (TensorFlow writes ``make_tensor_proto(0.0, shape=[...])`` that way):
+  a record may expand such tensors into at most ``max(payload bytes, FILL_FLOOR)`` bytes
+  in all (:class:`FillBudget`), and is rejected beyond that. The floor lets small filled
+  tensors from small records read (1 MiB is 256 Ki float32 values, more than summaries
+  fill in practice), while what a crafted record can make a reader expand stays within
+  1 MiB or its own size, not the 16 GiB a 58-byte record with shape ``[65536, 65536]``
+  asks for.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import math
+import sys
+from collections.abc import Callable, Iterable
 
 import numpy as np
 from google.protobuf.message import DecodeError
@@ -19,6 +46,13 @@ from sumlens.io.events import Event, Histogram, Image
 from sumlens.io.framing import ReadStats
 
 Decoder = Callable[[bytes, str, ReadStats], list[Event]]
+
+MAX_DIMS = 32
+"""Most dims a tensor may declare: numpy 1's limit (numpy 2 allows 64); no writer needs more."""
+FILL_FLOOR = 1 << 20
+"""Bytes any record may expand filled TensorBoard tensors into (see the module docstring)."""
+_INT32_LIMIT = 1 << 31
+_INT64 = np.dtype(np.int64)
 
 # MindSpore DataType enum -> numpy dtype (the tensor types MindSpore writes).
 _MS_DTYPES: dict[int, np.dtype] = {
@@ -60,19 +94,86 @@ _LINEAGE_PLUGINS = {
     "user_defined_info": "custom_lineage_data",
 }
 
+_CONTENT_ERRORS = (DecodeError, ValueError, ArithmeticError, LookupError)
+"""What a crafted payload can make parsing and converting raise (see the module docstring)."""
+
 
 class PayloadError(ValueError):
     """A record whose CRC matched but whose payload is not the expected message."""
+
+
+class FillBudget:
+    """Bytes one record may still expand filled TensorBoard tensors into.
+
+    ``max(payload_size, FILL_FLOOR)`` to begin with; see the module docstring for why.
+    """
+
+    def __init__(self, payload_size: int) -> None:
+        self.left = max(payload_size, FILL_FLOOR)
+
+    def spend(self, nbytes: int) -> None:
+        """Take ``nbytes`` from the budget, or reject the record if it has fewer left."""
+        if nbytes > self.left:
+            raise PayloadError(
+                f"a filled tensor of {nbytes} bytes exceeds what its record may expand "
+                f"into ({self.left} bytes left)"
+            )
+        self.left -= nbytes
+
+
+def _shape(dims: Iterable[int], itemsize: int) -> tuple[tuple[int, ...], int]:
+    """A declared shape and its element count, once numpy can surely make an array of it.
+
+    Exact Python ints throughout. Numpy also refuses shapes whose non-zero dims multiply
+    past its address space, even when another dim is 0.
+    """
+    shape = tuple(dims)
+    if len(shape) > MAX_DIMS:
+        raise PayloadError(f"tensor of {len(shape)} dims (at most {MAX_DIMS})")
+    if any(dim < 0 for dim in shape):
+        raise PayloadError(f"tensor shape {shape} has a negative dim")
+    if math.prod(dim for dim in shape if dim) * itemsize > sys.maxsize:
+        raise PayloadError(f"tensor shape {shape} is larger than any array")
+    return shape, math.prod(shape)
+
+
+def _from_bytes(data: bytes, dtype: np.dtype) -> np.ndarray:
+    """Little-endian values of ``dtype`` packed in ``data`` (a view, no copy)."""
+    if len(data) % dtype.itemsize:
+        raise PayloadError(f"{len(data)} bytes are not a whole number of {dtype} values")
+    return np.frombuffer(data, dtype=dtype.newbyteorder("<"))
+
+
+def _cast(flat: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """``flat`` as ``dtype``, refusing values ``dtype`` cannot hold.
+
+    Numpy would wrap integers silently, and turn a NaN or out-of-range float into an
+    arbitrary integer or an infinity: values the file never held.
+    """
+    if flat.dtype == dtype:
+        return flat
+    if dtype.kind in "iu" and flat.size:
+        if flat.dtype.kind == "f" and not np.isfinite(flat).all():
+            raise PayloadError(f"a NaN or infinity does not convert to {dtype}")
+        info = np.iinfo(dtype)
+        if int(flat.min()) < info.min or int(flat.max()) > info.max:
+            raise PayloadError(f"values out of the range of {dtype}")
+    try:
+        with np.errstate(over="raise", invalid="raise"):
+            return flat.astype(dtype)
+    except FloatingPointError as err:
+        raise PayloadError(f"values do not fit {dtype}: {err}") from err
 
 
 def ms_tensor_to_array(tensor: summary_pb2.TensorProto) -> np.ndarray:
     """A MindSpore TensorProto as a numpy array of its declared dtype and shape.
 
     MindSpore stores every dtype's values in ``float_data``; the typed fields and
-    ``raw_data`` are honoured too when a writer used them.
+    ``raw_data`` are honoured too when a writer used them. Raises :class:`PayloadError`
+    when the values do not make such an array (see the module docstring).
     """
     dtype = _MS_DTYPES.get(tensor.data_type, np.dtype(np.float32))
-    shape = tuple(tensor.dims)
+    shape, size = _shape(tensor.dims, dtype.itemsize)
     if tensor.float_data:
         flat = np.asarray(tensor.float_data, dtype=np.float32)
     elif tensor.double_data:
@@ -84,12 +185,12 @@ def ms_tensor_to_array(tensor: summary_pb2.TensorProto) -> np.ndarray:
     elif tensor.uint64_data:
         flat = np.asarray(tensor.uint64_data, dtype=np.uint64)
     elif tensor.raw_data:
-        flat = np.frombuffer(tensor.raw_data, dtype=dtype.newbyteorder("<"))
+        flat = _from_bytes(tensor.raw_data, dtype)
     else:
         flat = np.zeros(0, dtype=dtype)
-    if int(np.prod(shape, dtype=np.int64)) != flat.size:
+    if flat.size != size:
         raise PayloadError(f"tensor of shape {shape} holds {flat.size} values")
-    return flat.astype(dtype, copy=False).reshape(shape)
+    return _cast(flat, dtype).reshape(shape)
 
 
 def _ms_histogram(hist: summary_pb2.Summary.Histogram) -> Histogram:
@@ -108,18 +209,43 @@ def _ms_histogram(hist: summary_pb2.Summary.Histogram) -> Histogram:
     )
 
 
+def _checked(
+    decode: Callable[[bytes, str, list[str]], list[Event]],
+    payload: bytes,
+    file_name: str,
+    stats: ReadStats,
+) -> list[Event]:
+    """Run one record's decoder: any error its contents cause becomes :class:`PayloadError`.
+
+    ``decode`` lists the kinds of values it skips; they are counted in ``stats`` only
+    when the whole record decodes (a rejected record counts once, as corrupt).
+    """
+    skipped: list[str] = []
+    try:
+        events = decode(payload, file_name, skipped)
+    except PayloadError:
+        raise
+    except _CONTENT_ERRORS as err:
+        raise PayloadError(f"{type(err).__name__}: {err}") from err
+    for name in skipped:
+        stats.skip_plugin(name)
+    return events
+
+
 def decode_summary(payload: bytes, file_name: str, stats: ReadStats) -> list[Event]:
     """Events of one record of a MindSpore summary file."""
-    event = summary_pb2.Event()
-    try:
-        event.ParseFromString(payload)
-    except DecodeError as err:
-        raise PayloadError(str(err)) from err
+    return _checked(_summary_events, payload, file_name, stats)
+
+
+def _summary_events(payload: bytes, file_name: str, skipped: list[str]) -> list[Event]:
+    event = summary_pb2.Event.FromString(payload)
     what = event.WhichOneof("what")
     step, wall_time = event.step, event.wall_time
     if what == "summary":
         out = []
         for value in event.summary.value:
+            if isinstance(value.tag, bytes):  # proto2 keeps a tag that is not UTF-8 as bytes
+                raise PayloadError(f"tag {value.tag[:40]!r} is not UTF-8 text")
             kind = value.WhichOneof("value")
             if kind == "scalar_value":
                 out.append(Event(step, wall_time, "scalar", value.tag, value.scalar_value))
@@ -136,22 +262,22 @@ def decode_summary(payload: bytes, file_name: str, stats: ReadStats) -> list[Eve
             elif kind == "loss_landscape":
                 out.append(Event(step, wall_time, "landscape", value.tag, value.loss_landscape))
             else:
-                stats.skip_plugin("empty_value")
+                skipped.append("empty_value")
         return out
     if what == "graph_def":
         return [Event(step, wall_time, "graph", file_name, event.graph_def)]
     if what == "explain":
-        stats.skip_plugin("explain")
+        skipped.append("explain")
     return []
 
 
 def decode_lineage(payload: bytes, file_name: str, stats: ReadStats) -> list[Event]:
     """Events of one record of a MindSpore lineage file."""
-    event = lineage_pb2.LineageEvent()
-    try:
-        event.ParseFromString(payload)
-    except DecodeError as err:
-        raise PayloadError(str(err)) from err
+    return _checked(_lineage_events, payload, file_name, stats)
+
+
+def _lineage_events(payload: bytes, file_name: str, skipped: list[str]) -> list[Event]:
+    event = lineage_pb2.LineageEvent.FromString(payload)
     what = event.WhichOneof("what")
     plugin = _LINEAGE_PLUGINS.get(what or "")
     if plugin is None:
@@ -159,52 +285,69 @@ def decode_lineage(payload: bytes, file_name: str, stats: ReadStats) -> list[Eve
     return [Event(event.step, event.wall_time, plugin, plugin, getattr(event, what))]
 
 
-def tb_tensor_to_array(tensor: tensorboard_pb2.TensorProto) -> np.ndarray | list[bytes]:
-    """A TensorBoard TensorProto as a numpy array (string tensors as a list of bytes)."""
-    shape = tuple(dim.size for dim in tensor.tensor_shape.dim)
+def _tb_values(tensor: tensorboard_pb2.TensorProto) -> np.ndarray:
+    """The values a TensorProto spells out in its typed fields, each in its field's type."""
+    if tensor.float_val:
+        return np.asarray(tensor.float_val, dtype=np.float32)
+    if tensor.double_val:
+        return np.asarray(tensor.double_val, dtype=np.float64)
+    if tensor.int64_val:
+        return np.asarray(tensor.int64_val, dtype=np.int64)
+    if tensor.bool_val:
+        return np.asarray(tensor.bool_val, dtype=np.bool_)
+    if tensor.uint32_val:
+        return np.asarray(tensor.uint32_val, dtype=np.uint32)
+    if tensor.uint64_val:
+        return np.asarray(tensor.uint64_val, dtype=np.uint64)
+    if tensor.half_val:  # the bits of each float16, in an int32
+        bits = np.asarray(tensor.half_val, dtype=np.int32)
+        return _cast(bits, np.dtype(np.uint16)).view(np.float16)
+    return np.asarray(tensor.int_val, dtype=np.int32)
+
+
+def tb_tensor_to_array(
+    tensor: tensorboard_pb2.TensorProto, budget: FillBudget
+) -> np.ndarray | list[bytes]:
+    """A TensorBoard TensorProto as a numpy array (string tensors as a list of bytes).
+
+    A single value stands for a tensor filled with it; ``budget`` bounds what that may
+    expand into. Raises :class:`PayloadError` when the values do not make such an array.
+    """
     if tensor.dtype == _TB_STRING:
         return list(tensor.string_val)
     dtype = _TB_DTYPES.get(tensor.dtype)
     if dtype is None:
         raise PayloadError(f"unsupported TensorBoard tensor dtype {tensor.dtype}")
+    shape, size = _shape((dim.size for dim in tensor.tensor_shape.dim), dtype.itemsize)
     if tensor.tensor_content:
-        flat = np.frombuffer(tensor.tensor_content, dtype=dtype.newbyteorder("<"))
+        flat = _from_bytes(tensor.tensor_content, dtype)
     else:
-        if tensor.float_val:
-            typed = tensor.float_val
-        elif tensor.double_val:
-            typed = tensor.double_val
-        elif tensor.int64_val:
-            typed = tensor.int64_val
-        elif tensor.bool_val:
-            typed = tensor.bool_val
-        elif tensor.uint32_val:
-            typed = tensor.uint32_val
-        elif tensor.uint64_val:
-            typed = tensor.uint64_val
-        elif tensor.half_val:
-            typed = np.asarray(tensor.half_val, dtype=np.uint16).view(np.float16)
-        else:
-            typed = tensor.int_val
-        flat = np.asarray(typed).astype(dtype, copy=False)
-        size = int(np.prod(shape, dtype=np.int64))
+        flat = _cast(_tb_values(tensor), dtype)
         if flat.size == 1 and size > 1:  # a single value stands for a filled tensor
+            budget.spend(size * dtype.itemsize)
             flat = np.full(size, flat[0], dtype=dtype)
-    if int(np.prod(shape, dtype=np.int64)) != flat.size:
+    if flat.size != size:
         raise PayloadError(f"tensor of shape {shape} holds {flat.size} values")
-    return flat.astype(dtype, copy=False).reshape(shape)
+    return flat.reshape(shape)
 
 
 def _tb_histo(histo: tensorboard_pb2.HistogramProto) -> Histogram:
     limits = np.asarray(histo.bucket_limit, dtype=np.float64)
+    counts = _cast(np.asarray(histo.bucket, dtype=np.float64), _INT64)
+    if counts.size != limits.size:
+        raise PayloadError(f"histogram of {limits.size} bucket limits and {counts.size} counts")
+    if not math.isfinite(histo.num):
+        raise PayloadError(f"histogram of {histo.num} values")
     left = np.empty_like(limits)
     if limits.size:
         left[0] = min(histo.min, limits[0])
         left[1:] = limits[:-1]
+    with np.errstate(invalid="ignore", over="ignore"):  # inf - inf is NaN, as in the file
+        width = limits - left
     return Histogram(
         left=left,
-        width=limits - left,
-        counts=np.asarray(histo.bucket, dtype=np.float64).astype(np.int64),
+        width=width,
+        counts=counts,
         min=histo.min,
         max=histo.max,
         sum=histo.sum,
@@ -214,23 +357,29 @@ def _tb_histo(histo: tensorboard_pb2.HistogramProto) -> Histogram:
 
 def _tb_tensor_histogram(array: np.ndarray) -> Histogram:
     """A TF2 histogram tensor (k x 3: left, right, count) as a :class:`Histogram`."""
-    if array.ndim != 2 or (array.size and array.shape[1] != 3):
+    if array.ndim != 2 or array.shape[1] != 3:
         raise PayloadError(f"histogram tensor of shape {array.shape}, expected (k, 3)")
-    table = array.astype(np.float64).reshape(-1, 3)
-    counts = table[:, 2]
+    table = array.astype(np.float64)
+    counts = _cast(table[:, 2], _INT64)
+    with np.errstate(invalid="ignore", over="ignore"):  # inf - inf is NaN, as in the file
+        width = table[:, 1] - table[:, 0]
     return Histogram(
         left=table[:, 0].copy(),
-        width=table[:, 1] - table[:, 0],
-        counts=counts.astype(np.int64),
+        width=width,
+        counts=counts,
         min=float(table[0, 0]) if len(table) else float("nan"),
         max=float(table[-1, 1]) if len(table) else float("nan"),
         sum=float("nan"),
-        count=int(counts.sum()),
+        count=sum(counts.tolist()),  # exact: an int64 sum would wrap
     )
 
 
 def _tb_value(
-    value: tensorboard_pb2.Summary.Value, step: int, wall_time: float, stats: ReadStats
+    value: tensorboard_pb2.Summary.Value,
+    step: int,
+    wall_time: float,
+    skipped: list[str],
+    budget: FillBudget,
 ) -> list[Event]:
     kind = value.WhichOneof("value")
     tag = value.tag or value.node_name
@@ -245,27 +394,38 @@ def _tb_value(
     if kind == "tensor":
         plugin = value.metadata.plugin_data.plugin_name
         if plugin == "scalars":
-            array = tb_tensor_to_array(value.tensor)
+            array = tb_tensor_to_array(value.tensor, budget)
             if isinstance(array, list) or array.size != 1:
                 raise PayloadError(f"scalar tensor {tag!r} does not hold one number")
             return [Event(step, wall_time, "scalar", tag, float(array.reshape(-1)[0]))]
         if plugin == "histograms":
-            array = tb_tensor_to_array(value.tensor)
+            array = tb_tensor_to_array(value.tensor, budget)
             if isinstance(array, list):
                 raise PayloadError(f"histogram tensor {tag!r} holds strings")
             return [Event(step, wall_time, "histogram", tag, _tb_tensor_histogram(array))]
         if plugin == "images":
             return _tb_image_tensor(value, step, wall_time)
         if plugin in ("", "tensor"):
-            array = tb_tensor_to_array(value.tensor)
+            array = tb_tensor_to_array(value.tensor, budget)
             if isinstance(array, list):
-                stats.skip_plugin("string_tensor")
+                skipped.append("string_tensor")
                 return []
             return [Event(step, wall_time, "tensor", tag, array)]
-        stats.skip_plugin(plugin)
+        skipped.append(plugin)
         return []
-    stats.skip_plugin(kind or "empty_value")
+    skipped.append(kind or "empty_value")
     return []
+
+
+def _image_size(text: bytes, tag: str) -> int:
+    """A width or height of a TF2 image tensor: a decimal that fits an int32, as elsewhere."""
+    try:
+        size = int(text)
+    except ValueError as err:
+        raise PayloadError(f"image tensor {tag!r}: bad size {text[:20]!r}") from err
+    if not 0 <= size < _INT32_LIMIT:
+        raise PayloadError(f"image tensor {tag!r}: size {size} out of range")
+    return size
 
 
 def _tb_image_tensor(
@@ -275,10 +435,7 @@ def _tb_image_tensor(
     strings = list(value.tensor.string_val)
     if len(strings) < 2:
         raise PayloadError(f"image tensor {value.tag!r} lacks width and height")
-    try:
-        width, height = int(strings[0]), int(strings[1])
-    except ValueError as err:
-        raise PayloadError(f"image tensor {value.tag!r}: bad size") from err
+    width, height = _image_size(strings[0], value.tag), _image_size(strings[1], value.tag)
     pictures = strings[2:]
     return [
         Event(
@@ -294,23 +451,24 @@ def _tb_image_tensor(
 
 def decode_tensorboard(payload: bytes, file_name: str, stats: ReadStats) -> list[Event]:
     """Events of one record of a TensorBoard event file."""
-    event = tensorboard_pb2.Event()
-    try:
-        event.ParseFromString(payload)
-    except DecodeError as err:
-        raise PayloadError(str(err)) from err
+    return _checked(_tensorboard_events, payload, file_name, stats)
+
+
+def _tensorboard_events(payload: bytes, file_name: str, skipped: list[str]) -> list[Event]:
+    event = tensorboard_pb2.Event.FromString(payload)
     what = event.WhichOneof("what")
     if what == "summary":
+        budget = FillBudget(len(payload))
         out: list[Event] = []
         for value in event.summary.value:
-            out.extend(_tb_value(value, event.step, event.wall_time, stats))
+            out.extend(_tb_value(value, event.step, event.wall_time, skipped, budget))
         return out
     if what == "graph_def":
-        stats.skip_plugin("graph_def")
+        skipped.append("graph_def")
     elif what is None:
         event.DiscardUnknownFields()
         if event.ByteSize() != len(payload):
-            stats.skip_plugin("other_event")  # log messages, session logs, run metadata
+            skipped.append("other_event")  # log messages, session logs, run metadata
     return []
 
 

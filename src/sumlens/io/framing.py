@@ -48,7 +48,8 @@ class ReadStats:
     """What a scan met besides good records; readers fill one in and hand it to the caller.
 
     ``records``: good records found. ``corrupt_records``: records skipped because the
-    payload CRC failed or the payload was not the expected message. ``skipped_bytes``:
+    payload CRC failed or the payload did not decode (not the expected message, or holding
+    values no reader can honour: see :mod:`sumlens.io.decode`). ``skipped_bytes``:
     bytes passed over while resynchronising after a bad length CRC. ``torn_tail_bytes``:
     bytes after the last complete record of a file (a record still being written, or cut
     off). ``skipped_plugins``: values of kinds sumlens does not map, counted by kind.
