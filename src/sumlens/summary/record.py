@@ -533,8 +533,11 @@ class SummaryRecord:
         self._hand_over()
         # Another thread recording right now may have passed the closed check just before
         # it was set: the flush lets it finish that call, the second hand-over takes its row.
+        started = time.monotonic()
         self._pipeline.flush(timeout)
         self._hand_over()
+        if timeout is not None:
+            timeout = max(0.0, timeout - (time.monotonic() - started))
         if not self._pipeline.close(timeout):
             logger.error("closing the summary writer timed out after %s s", timeout)
         self._raise_pending()
