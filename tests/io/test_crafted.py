@@ -24,6 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from wire_helpers import tb_tensor_value
 
 from sumlens._proto import summary_pb2, tensorboard_pb2
 from sumlens.io import encode_record, iter_events
@@ -80,26 +81,9 @@ def tb_value(value: tensorboard_pb2.Summary.Value) -> bytes:
     return event.SerializeToString()
 
 
-def tb_tensor_value(
-    dims: list[int], dtype: int = 1, plugin: str = "", **fields: object
-) -> tensorboard_pb2.Summary.Value:
-    value = tensorboard_pb2.Summary.Value(tag="t")
-    if plugin:
-        value.metadata.plugin_data.plugin_name = plugin
-    value.tensor.dtype = dtype
-    for size in dims:
-        value.tensor.tensor_shape.dim.add(size=size)
-    for name, values in fields.items():
-        if name == "tensor_content":
-            value.tensor.tensor_content = values
-        else:
-            getattr(value.tensor, name).extend(values)
-    return value
-
-
 def tb_tensor(dims: list[int], dtype: int = 1, plugin: str = "", **fields: object) -> bytes:
     """A TensorBoard event holding one tensor value (``plugin`` names its metadata)."""
-    return tb_value(tb_tensor_value(dims, dtype, plugin, **fields))
+    return tb_value(tb_tensor_value("t", dims, dtype, plugin, **fields))
 
 
 def tb_histo(bucket_limit: list[float], bucket: list[float], num: float) -> bytes:
@@ -123,8 +107,8 @@ def ms_rejected_after_a_skip() -> bytes:
 def tb_rejected_after_a_skip() -> bytes:
     """A text value (counted as skipped when read) before a scalar tensor of two values."""
     event = tensorboard_pb2.Event(step=9, wall_time=9.0)
-    event.summary.value.append(tb_tensor_value([], 7, "text", string_val=[b"hello"]))
-    event.summary.value.append(tb_tensor_value([], 1, "scalars", float_val=[1.0, 2.0]))
+    event.summary.value.append(tb_tensor_value("t", [], 7, "text", string_val=[b"hello"]))
+    event.summary.value.append(tb_tensor_value("t", [], 1, "scalars", float_val=[1.0, 2.0]))
     return event.SerializeToString()
 
 
@@ -132,7 +116,7 @@ def tb_fills_beyond_the_record_budget() -> bytes:
     """Two filled float32 tensors of 1 MiB each: together past the record's 1 MiB."""
     event = tensorboard_pb2.Event(step=9, wall_time=9.0)
     for _ in range(2):
-        event.summary.value.append(tb_tensor_value([1 << 18], float_val=[1.0]))
+        event.summary.value.append(tb_tensor_value("t", [1 << 18], float_val=[1.0]))
     return event.SerializeToString()
 
 

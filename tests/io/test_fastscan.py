@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from wire_helpers import varint
 
 pytest.importorskip("numba")
 
@@ -76,29 +77,17 @@ def write(path: Path, payloads: list[bytes]) -> Path:
 
 
 def _key(number: int, wire: int) -> bytes:
-    return _varint((number << 3) | wire)
-
-
-def _varint(value: int) -> bytes:
-    value &= (1 << 64) - 1
-    out = bytearray()
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
+    return varint((number << 3) | wire)
 
 
 def _len_field(number: int, data: bytes) -> bytes:
-    return _key(number, 2) + _varint(len(data)) + data
+    return _key(number, 2) + varint(len(data)) + data
 
 
 def raw_event(wall: float, step: int, summary_values: list[bytes]) -> bytes:
     """An Event with a Summary of hand-built Value messages (for malformed contents)."""
     summary = b"".join(_len_field(1, value) for value in summary_values)
-    return (
-        _key(1, 1) + struct.pack("<d", wall) + _key(2, 0) + _varint(step) + _len_field(5, summary)
-    )
+    return _key(1, 1) + struct.pack("<d", wall) + _key(2, 0) + varint(step) + _len_field(5, summary)
 
 
 # ---------------------------------------------------------------- MindSpore payloads
@@ -177,7 +166,7 @@ def ms_payloads(steps: int = 40, tags: int = 30, seed: int = 0) -> list[bytes]:
     out.append(
         raw_event(2.0, 57, [_len_field(1, b"loss/4") + _key(3, 5) + struct.pack("<f", 4.0) * 1])
         + _key(2, 0)
-        + _varint(-9)  # step after the summary: it still applies
+        + varint(-9)  # step after the summary: it still applies
     )
     out.append(
         raw_event(
@@ -189,7 +178,7 @@ def ms_payloads(steps: int = 40, tags: int = 30, seed: int = 0) -> list[bytes]:
     out.append(
         raw_event(2.0, 59, [_len_field(1, b"loss/6") + _key(3, 5) + struct.pack("<f", 6.0)])
         + _key(15, 0)
-        + _varint(1)  # unknown field
+        + varint(1)  # unknown field
     )
     out.append(raw_event(2.0, 60, [_len_field(1, b"loss/7") + _key(3, 5) + b"\x00\x00"]))
     out.append(b"\x09" + struct.pack("<d", 3.0) + b"\x10\x80\x80")  # truncated varint

@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from google.protobuf.message import DecodeError
+from wire_helpers import tb_tensor_value, varint
 
 import sumlens.io.reader as reader_module
 from sumlens._proto import lineage_pb2, summary_pb2, tensorboard_pb2
@@ -696,42 +697,34 @@ def tf2_payloads() -> list[bytes]:
     """A TensorBoard file in TF2's style: values as tensors with plugin metadata, and more."""
     rng = np.random.default_rng(11)
 
-    def value(tag: str, plugin: str, dtype: int, dims: list[int], **fields: object):
-        v = tensorboard_pb2.Summary.Value(tag=tag)
-        if plugin:
-            v.metadata.plugin_data.plugin_name = plugin
-        v.tensor.dtype = dtype
-        for size in dims:
-            v.tensor.tensor_shape.dim.add(size=size)
-        for name, data in fields.items():
-            if name == "tensor_content":
-                v.tensor.tensor_content = data
-            else:
-                getattr(v.tensor, name).extend(data)
-        return v
-
     out = [tensorboard_pb2.Event(wall_time=1.0, file_version="brain.Event:2").SerializeToString()]
     for step in range(6):
         event = tensorboard_pb2.Event(step=step, wall_time=1795300000.0 + step)
         values = event.summary.value
-        values.append(value("loss", "scalars", 1, [], float_val=[1.0 / (step + 1)]))
+        values.append(tb_tensor_value("loss", [], 1, "scalars", float_val=[1.0 / (step + 1)]))
         values.append(
-            value("lr", "scalars", 2, [], tensor_content=struct.pack("<d", 0.1 * 0.9**step))
+            tb_tensor_value(
+                "lr", [], 2, "scalars", tensor_content=struct.pack("<d", 0.1 * 0.9**step)
+            )
         )
         if step % 2 == 0:
             table = np.stack([np.arange(4.0), np.arange(1.0, 5.0), rng.integers(0, 9, 4)], 1)
-            values.append(value("w", "histograms", 2, [4, 3], tensor_content=table.tobytes()))
-            values.append(value("b", "histograms", 2, [1, 3], double_val=[0.0, 1.0, 5.0]))
-            values.append(value("img", "images", 7, [4], string_val=[b"3", b"2", b"png1", b"p2"]))
-            values.append(value("t", "", 1, [2, 3], float_val=rng.random(6).tolist()))
-            values.append(value("fill", "", 1, [4, 4], float_val=[0.5]))
+            values.append(
+                tb_tensor_value("w", [4, 3], 2, "histograms", tensor_content=table.tobytes())
+            )
+            values.append(tb_tensor_value("b", [1, 3], 2, "histograms", double_val=[0.0, 1.0, 5.0]))
+            values.append(
+                tb_tensor_value("img", [4], 7, "images", string_val=[b"3", b"2", b"png1", b"p2"])
+            )
+            values.append(tb_tensor_value("t", [2, 3], 1, "", float_val=rng.random(6).tolist()))
+            values.append(tb_tensor_value("fill", [4, 4], 1, "", float_val=[0.5]))
         else:
             halves = np.frombuffer(np.array([1.5, -2.0], "<f2").tobytes(), "<u2")
-            values.append(value("h", "tensor", 19, [2], half_val=halves.tolist()))
-            values.append(value("i", "", 9, [3], int64_val=[-1, 0, 2**40]))
-            values.append(value("u", "", 23, [1], uint64_val=[2**64 - 1]))
-            values.append(value("z", "", 10, [2], bool_val=[True, False]))
-            values.append(value("note", "text", 7, [], string_val=[b"step"]))
+            values.append(tb_tensor_value("h", [2], 19, "tensor", half_val=halves.tolist()))
+            values.append(tb_tensor_value("i", [3], 9, "", int64_val=[-1, 0, 2**40]))
+            values.append(tb_tensor_value("u", [1], 23, "", uint64_val=[2**64 - 1]))
+            values.append(tb_tensor_value("z", [2], 10, "", bool_val=[True, False]))
+            values.append(tb_tensor_value("note", [], 7, "text", string_val=[b"step"]))
             histo = values.add(tag="old_hist").histo
             histo.bucket_limit.extend([0.0, 1.0, 2.0])
             histo.bucket.extend([1.0, 2.0, 3.0])
@@ -768,16 +761,6 @@ class WireField:
     number: int
     wire: int
     value: int | bytes | list[WireField]
-
-
-def varint(value: int) -> bytes:
-    value &= (1 << 64) - 1
-    out = bytearray()
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
 
 
 def read_varint(data: bytes, pos: int) -> tuple[int, int]:
