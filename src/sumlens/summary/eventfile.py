@@ -153,8 +153,8 @@ class EventFile:
         if fits < len(view):
             raise OSError(
                 errno.ENOSPC,
-                f"no space left on the disk for {len(view) - fits} more bytes of records "
-                f"({free} bytes free)",
+                f"no space left on the disk: the {free} bytes free held {fits} of "
+                f"{len(view)} bytes of records, the rest is not written",
                 str(self.path),
             )
 
