@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import time
 from pathlib import Path
 
 import pytest
@@ -14,9 +13,6 @@ import sumlens.graph.capturing as capture_module
 import sumlens.ops
 from sumlens import SummaryRecord
 from sumlens.io import iter_events
-
-LATER_RECORD_SECONDS = 0.05
-"""A generous bound for one record() after the graph is written (it takes microseconds)."""
 
 
 def _events(log_dir: Path) -> list:
@@ -46,7 +42,9 @@ def test_graph_written_once_from_the_first_forward(tmp_path: Path) -> None:
     assert steps == [1, 2, 3]
 
 
-def test_later_records_are_not_slowed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_later_records_do_not_capture_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     calls = []
     real = capture_module.capture
 
@@ -57,20 +55,13 @@ def test_later_records_are_not_slowed(tmp_path: Path, monkeypatch: pytest.Monkey
     monkeypatch.setattr(capture_module, "capture", counting)
     model = ResNet18(num_classes=10)
     x = torch.randn(2, 3, 32, 32)
-    durations = []
     with SummaryRecord(tmp_path, network=model) as record:
         for step in range(1, 8):
             with torch.no_grad():
                 model(x)
             record.add_value("scalar", "loss", float(step))
-            start = time.perf_counter()
             record.record(step)
-            durations.append(time.perf_counter() - start)
-    assert calls == [1]
-    print(
-        f"record(): first {durations[0]:.3f} s (with capture), later max {max(durations[1:]):.5f} s"
-    )
-    assert max(durations[1:]) < LATER_RECORD_SECONDS
+    assert calls == [1], "the graph is captured once, by the first record after a forward"
     assert len(_graphs(tmp_path)) == 1
 
 

@@ -427,9 +427,7 @@ def test_async_save_returns_before_writing_and_snapshots(tmp_path: Path, monkeyp
     opt = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
     expected = {k: v.clone() for k, v in net.state_dict().items()}
     path = tmp_path / "async.ckpt"
-    t0 = time.perf_counter()
     handle = save_checkpoint(net, path, async_save=True, optimizer=opt, append_dict={"e": 1})
-    assert time.perf_counter() - t0 < 5
     assert started.wait(10)
     assert not handle.done() and not path.exists()
     with torch.no_grad():  # in-place updates after the call must not reach the file
