@@ -31,6 +31,12 @@ from sumlens.io.framing import encode_record
 from sumlens.io.naming import claim_free_name
 
 
+def _whole_records(ends: np.ndarray, nbytes: int) -> int:
+    """Bytes of the whole records (ending at ``ends``) within the first ``nbytes``."""
+    whole = int(np.searchsorted(ends, nbytes, side="right"))
+    return int(ends[whole - 1]) if whole else 0
+
+
 class RecordTooLargeError(ValueError):
     """One record (with the file's header) does not fit in ``max_file_size``."""
 
@@ -131,10 +137,7 @@ class EventFile:
         if not view:
             return
         free = free_disk_bytes(self.directory)
-        fits = len(view)
-        if free < fits:
-            whole = int(np.searchsorted(ends, free, side="right"))
-            fits = int(ends[whole - 1]) if whole else 0
+        fits = len(view) if free >= len(view) else _whole_records(ends, free)
         written = 0
         try:
             while written < fits:
@@ -143,9 +146,7 @@ class EventFile:
                     raise OSError(errno.EIO, "write returned 0 bytes", str(self.path))
                 written += count
         except OSError:
-            # keep the records that made it whole; drop the torn one after them
-            whole = int(np.searchsorted(ends, written, side="right"))
-            kept = int(ends[whole - 1]) if whole else 0
+            kept = _whole_records(ends, written)  # drop the torn record after them
             os.ftruncate(self._fd, self._size + kept)
             self._size += kept
             raise

@@ -57,20 +57,26 @@ class ScalarBlock:
     """Scalar-only steps in recording order: ``(step, wall time, {tag: value})`` rows.
 
     ``queued``: handed over through the writer's queue, so counted in its memory bound
-    (False for rows the writer took itself). ``pending_bytes``: the memory the rows hold,
-    for that bound (the dicts measured, as a row's size grows with its tags).
+    (False for rows the writer took itself).
     """
 
-    __slots__ = ("pending_bytes", "queued", "rows")
+    __slots__ = ("queued", "rows")
 
     def __init__(self, rows: list[tuple[int, float, dict[str, float]]]) -> None:
         self.rows = rows
         self.queued = True
-        sizes = sum(sys.getsizeof(row[2]) + VALUE_BYTES * len(row[2]) for row in rows)
-        self.pending_bytes = 64 + ROW_BYTES * len(rows) + sizes
 
     def __len__(self) -> int:
         return len(self.rows)
+
+    @property
+    def pending_bytes(self) -> int:
+        """Memory the rows hold, for the writer's queue bound (asked of queued blocks only).
+
+        The dicts are measured: a row's size grows with its tags.
+        """
+        sizes = sum(sys.getsizeof(row[2]) + VALUE_BYTES * len(row[2]) for row in self.rows)
+        return 64 + ROW_BYTES * len(self.rows) + sizes
 
 
 class ScalarCollector:

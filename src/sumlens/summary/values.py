@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from sumlens.summary.convert import torch_numpy_dtype
+
 REAL_KINDS = "biuf"
 """numpy dtype kinds that scalars, images and histograms accept: bool, ints, floats."""
 
@@ -43,12 +45,10 @@ def value_dtype(value: Any) -> np.dtype | None:
         return None
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(dtype, torch.dtype):
-        if dtype.is_complex:
-            return np.dtype(np.complex128 if dtype == torch.complex128 else np.complex64)
-        if dtype.is_floating_point:
+        if dtype.is_floating_point:  # the common case, without building a tensor
             return np.dtype(np.float64 if dtype == torch.float64 else np.float32)
         try:
-            return torch.empty(0, dtype=dtype).numpy().dtype
+            return torch_numpy_dtype(value)
         except (TypeError, RuntimeError):  # quantized and other types numpy has no name for
             return np.dtype(object)
     try:
