@@ -18,6 +18,7 @@ from sumlens.io import read_scalars
 from sumlens.lineage import TrainLineage
 from sumlens.summary.eventfile import EventFile
 from sumlens.summary.items import Item, StepBatch
+from sumlens.summary.kernels import WRITER_KERNELS
 
 MiB = 2**20
 TENSOR_ELEMENTS = MiB  # float32: 4 MiB per pending value
@@ -256,7 +257,9 @@ HELD_SCALAR_ROWS = """
 import json, sys, threading, time, tracemalloc
 import sumlens.summary.pipeline as pipeline
 from sumlens import SummaryRecord
+from sumlens.summary.kernels import WRITER_KERNELS
 
+assert WRITER_KERNELS.wait(timeout=240)  # the writer takes the compiled encoder from the start
 gate = threading.Event()
 real_encode = pipeline.encode_scalar_block
 
@@ -320,6 +323,7 @@ def test_scalar_steps_the_compiled_encoder_fails_on_are_written_by_protobuf(
     def broken(*args: object) -> None:
         raise RuntimeError("kernel unavailable")
 
+    assert WRITER_KERNELS.wait(timeout=240)  # the compiled encoder is tried from the start
     monkeypatch.setattr(pipeline, "encode_scalar_block", broken)
     with (
         caplog.at_level(logging.ERROR, logger="sumlens"),

@@ -4,8 +4,9 @@ Filling the message through protobuf takes one ``buckets.add(...)`` call per buc
 for the four histograms of a small MLP, spent on the writer thread *while holding the GIL
 the training thread needs*. This kernel writes the same bytes (fields in number order, as
 protobuf serializes them) in a few microseconds and releases the GIL; the writer merges
-them into the step's event with ``MergeFromString``. The tests compare its output with
-protobuf's, byte for byte.
+them into the step's event with ``MergeFromString``. :func:`protobuf_histogram_bytes` is
+the protobuf path, the reference the tests compare it with byte for byte, and what the
+writer uses while the kernel compiles.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from sumlens._numba import numba
+from sumlens._proto import summary_pb2
 from sumlens.io.events import Histogram
 from sumlens.summary._scalar_jit import _put_le, _put_varint, _varint_size
 
@@ -67,3 +69,17 @@ def mindspore_histogram_bytes(hist: Histogram) -> bytes:
         out,
     )
     return out[:size].tobytes()
+
+
+def protobuf_histogram_bytes(hist: Histogram) -> bytes:
+    """The same bytes as :func:`mindspore_histogram_bytes`, filled through protobuf."""
+    proto = summary_pb2.Summary.Histogram()
+    for left, width, count in zip(
+        hist.left.tolist(), hist.width.tolist(), hist.counts.tolist(), strict=True
+    ):
+        proto.buckets.add(left=left, width=width, count=count)
+    proto.count, proto.nan_count = hist.count, hist.nan_count
+    proto.pos_inf_count, proto.neg_inf_count = hist.pos_inf_count, hist.neg_inf_count
+    if hist.left.size:
+        proto.min, proto.max, proto.sum = hist.min, hist.max, hist.sum
+    return proto.SerializeToString()

@@ -18,12 +18,13 @@ import numpy as np
 from sumlens._log import logger, warn_once
 from sumlens._proto import lineage_pb2, summary_pb2, tensorboard_pb2
 from sumlens.io.events import Histogram, Image
-from sumlens.summary._histogram_wire import mindspore_histogram_bytes
+from sumlens.summary._histogram_wire import mindspore_histogram_bytes, protobuf_histogram_bytes
 from sumlens.summary.convert import resolve
 from sumlens.summary.device_histogram import DeviceHistogram
 from sumlens.summary.histogram import compute_histogram
 from sumlens.summary.image import encode_image, to_nchw
 from sumlens.summary.items import Item, StepBatch
+from sumlens.summary.kernels import ready as kernels_ready
 from sumlens.summary.tensor import ms_tensor, tb_tensor
 
 MS_VERSION = "MindSpore.Event:1"
@@ -98,7 +99,8 @@ def _ms_value(value: summary_pb2.Summary.Value, plugin: str, encoded: Any) -> No
         value.image.height, value.image.width = image.height, image.width
         value.image.colorspace, value.image.encoded_image = image.colorspace, image.encoded
     elif plugin == "histogram":
-        value.histogram.MergeFromString(mindspore_histogram_bytes(encoded))
+        wire = mindspore_histogram_bytes if kernels_ready() else protobuf_histogram_bytes
+        value.histogram.MergeFromString(wire(encoded))
     elif plugin == "tensor":
         value.tensor.CopyFrom(ms_tensor(encoded))
     elif plugin == "landscape":

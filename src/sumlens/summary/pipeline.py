@@ -21,7 +21,8 @@ Write errors are the writer's to catch: they are logged once per cause, mark the
 pipeline :attr:`~WriterPipeline.failed` (``record()`` then returns False) and, with
 ``raise_exception=True``, are re-raised on the caller's thread at its next call. A value
 that cannot be encoded costs only itself, never the rest of its step; a block of scalar
-steps that the compiled encoder cannot take is written by the protobuf encoder instead.
+steps that the compiled encoder cannot take — or not yet, while it compiles
+(:mod:`sumlens.summary.kernels`) — is written by the protobuf encoder instead.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from sumlens.io.framing import encode_record
 from sumlens.summary.encoders import ENCODERS, EncodedStep, encode_value, is_heavy
 from sumlens.summary.eventfile import EventFile
 from sumlens.summary.items import Item, StepBatch
+from sumlens.summary.kernels import ready as kernels_ready
 from sumlens.summary.scalar_block import (
     BLOCK_SECONDS,
     ScalarBlock,
@@ -354,7 +356,9 @@ class WriterPipeline:
         out.batches += len(batches)
 
     def _encode_scalars(self, block: ScalarBlock, out: _Output) -> None:
-        if len(block):
+        if len(block) and not kernels_ready():  # still compiling: protobuf writes them
+            self._encode_scalars_with_protobuf(block, out)
+        elif len(block):
             try:
                 data, ends = encode_scalar_block(block, self._scalar_rows.tags, self.file_format)
             except Exception as err:  # the compiled encoder failed: the protobuf one writes
@@ -365,14 +369,17 @@ class WriterPipeline:
                     "slower protobuf encoder instead",
                     err,
                 )
-                for step, wall, scalars in block.rows:
-                    items = [Item("scalar", tag, value) for tag, value in scalars.items()]
-                    self._add_step(StepBatch(step, wall, items), list(scalars.values()), out)
+                self._encode_scalars_with_protobuf(block, out)
             else:
                 out.add_summary_framed(data, ends)
         if block.queued:
             out.pending_bytes += block.pending_bytes
             out.batches += 1
+
+    def _encode_scalars_with_protobuf(self, block: ScalarBlock, out: _Output) -> None:
+        for step, wall, scalars in block.rows:
+            items = [Item("scalar", tag, value) for tag, value in scalars.items()]
+            self._add_step(StepBatch(step, wall, items), list(scalars.values()), out)
 
     def _append(self, out: _Output) -> None:
         """Write what ``out`` holds (one append per file) and count it as written."""

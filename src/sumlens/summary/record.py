@@ -51,9 +51,10 @@ from sumlens.summary.device_histogram import SMALL_TENSOR, DeviceHistogram, devi
 from sumlens.summary.encoders import ENCODERS, version_payload
 from sumlens.summary.eventfile import EventFile
 from sumlens.summary.export import NpyExporter, check_export_options
-from sumlens.summary.histogram import compute_histogram
+from sumlens.summary.histogram import compiled_histogram
 from sumlens.summary.image import nchw_shape
 from sumlens.summary.items import Item, StepBatch
+from sumlens.summary.kernels import WRITER_KERNELS, histogram_ready
 from sumlens.summary.pipeline import MAX_PENDING_BYTES, WriterPipeline
 from sumlens.summary.scalar_block import ScalarCollector
 from sumlens.summary.tensor import check_tensor_dtype
@@ -238,6 +239,7 @@ class SummaryRecord:
         if self._export_options.get("tensor_format") == "npy":
             exporter = NpyExporter(directory / f"export_{seconds}")
         prepare_kernels()  # before the writer thread exists (see sumlens._numba)
+        WRITER_KERNELS.start()  # compiled off this thread; plain paths meanwhile
         self._pipeline = WriterPipeline(
             file_format,
             summary_file,
@@ -647,8 +649,8 @@ def _tensor_item(
             packed = copy_to_host_async(device_statistics(value))
             return Item(plugin, name, DeviceHistogram(packed, torch_numpy_dtype(value), size))
         host = host_view(value)
-        if host is not None:  # binned here: cheaper than a copy for the writer to bin
-            return Item(plugin, name, compute_histogram(host), nbytes=4096)
+        if host is not None and histogram_ready(host.dtype):  # cheaper than a copy to bin
+            return Item(plugin, name, compiled_histogram(host), nbytes=4096)
         array = snapshot(value, name)
         return Item(plugin, name, array, nbytes=4096, held=array.nbytes)
     nbytes = _check_budget(plugin, name, 4 * size + 64, budget)
