@@ -25,6 +25,11 @@ parameters (the MLP has 4: both layers' weight and bias) every 10 steps. Rows:
 * ``digits_model`` / ``digits_collector``: a small CNN on scikit-learn's ``load_digits``
   (8x8 images, batch 32) through ``Model.train``, without and with the default
   ``SummaryCollector(collect_freq=10)`` (also collects the input images).
+* ``images96_model`` / ``images96_collector_f10`` / ``images96_collector_f1``: a small
+  CNN on images of a real size, 3x96x96 in batches of 64 (synthetic, smooth like photos,
+  so they compress as photos do; 8 distinct batches cycled), through ``Model.train``,
+  without and with the default ``SummaryCollector`` at collect_freq 10 and 1: 8x8 digits
+  hid what input images cost at real sizes.
 
 The collector rows run only when ``sumlens.SummaryCollector`` exists.
 
@@ -50,10 +55,11 @@ turns among themselves in later parts of each round.
 
 Targets (issue 6): sumlens <= +10% per step on the MLP; the digits CNN with the default
 collector at collect_freq=10 <= +5% per step. Anchor: torch's writer +522% (2 threads).
+Issue 16: the 3x96x96 CNN with the default collector <= +5% at collect_freq 10, <= +10% at 1.
 
 Usage: ``.venv/bin/python benchmarks/bench_collector.py [--rounds 15] [--steps 2000]
 [--threads 2] [--segment 100] [--quick] [--rows none,sumlens_record,...] [--out FILE.json]``.
-``--quick`` (smoke run): 3 rounds of 300 steps, digits 200 steps.
+``--quick`` (smoke run): 3 rounds of 300 steps, digits and 96x96 images 200 steps.
 """
 
 from __future__ import annotations
@@ -85,6 +91,7 @@ HISTOGRAM_EVERY = 10
 HISTOGRAM_PARAMS = 5
 MLP_BATCH = 64
 DIGITS_BATCH = 32
+IMAGE_BATCH, IMAGE_BATCHES = 64, 8
 SETTLE_SECONDS = 0.03
 """Pause before a run hands over its turn: libgomp's idle workers spin for milliseconds
 after a parallel region, which would slow the next run."""
@@ -125,6 +132,35 @@ class DigitsCNN(nn.Module):
         x = torch.relu(self.conv1(x))
         x = self.pool(torch.relu(self.conv2(x)))
         return self.fc(x.flatten(1))
+
+
+class ImageCNN(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3, stride=2, padding=1)
+        self.conv2 = nn.Conv2d(8, 16, 3, stride=2, padding=1)
+        self.conv3 = nn.Conv2d(16, 32, 3, stride=2, padding=1)
+        self.fc = nn.Linear(32, 10)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = torch.relu(self.conv1(x))
+        x = torch.relu(self.conv2(x))
+        x = torch.relu(self.conv3(x))
+        return self.fc(x.mean(dim=(2, 3)))
+
+
+@functools.cache
+def image_data() -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """Batches of smooth 3x96x96 images in [0, 1] (coarse noise upsampled, plus grain)."""
+    gen = torch.Generator().manual_seed(0)
+    batches = []
+    for _ in range(IMAGE_BATCHES):
+        coarse = torch.rand(IMAGE_BATCH, 3, 12, 12, generator=gen)
+        smooth = nn.functional.interpolate(coarse, size=(96, 96), mode="bilinear")
+        grain = 0.05 * torch.rand(IMAGE_BATCH, 3, 96, 96, generator=gen)
+        labels = torch.randint(0, 10, (IMAGE_BATCH,), generator=gen)
+        batches.append(((smooth + grain).clamp(0, 1), labels))
+    return batches
 
 
 @functools.cache
@@ -344,6 +380,14 @@ def make_rows(args: argparse.Namespace) -> list[Row]:
 
         return run
 
+    def image_cnn(freq: int | None) -> Callable[[StepTimer, Path], RunTimes]:
+        def run(timer: StepTimer, logdir: Path) -> RunTimes:
+            torch.manual_seed(1)
+            data = Cycled(image_data(), timer.total)
+            return model_run(ImageCNN(), data, timer, logdir, freq)
+
+        return run
+
     rows = [
         Row("none", None, False, hand("none")),
         Row("sumlens_record", "none", False, hand("sumlens"), 0.10),
@@ -355,6 +399,9 @@ def make_rows(args: argparse.Namespace) -> list[Row]:
         Row("collector_f10", "model", True, mlp_model(10)),
         Row("digits_model", None, True, cnn(None), group="digits"),
         Row("digits_collector", "digits_model", True, cnn(10), 0.05, group="digits"),
+        Row("images96_model", None, True, image_cnn(None), group="images96"),
+        Row("images96_collector_f10", "images96_model", True, image_cnn(10), 0.05, "images96"),
+        Row("images96_collector_f1", "images96_model", True, image_cnn(1), 0.10, "images96"),
     ]
     wanted = set(args.rows.split(",")) if args.rows else None
     have_collector = collector_available()
@@ -376,7 +423,7 @@ def row_process(conn: Connection, args: argparse.Namespace, name: str) -> None:
     torch.set_num_threads(args.threads)
     torch.set_num_interop_threads(1)
     (row,) = [row for row in make_rows(args) if row.name == name]
-    steps = args.digits_steps if row.group == "digits" else args.steps
+    steps = {"digits": args.digits_steps, "images96": args.image_steps}.get(row.group, args.steps)
     conn.send("ready")
     while (message := conn.recv()) is not None:
         kind, logdir = message
@@ -452,6 +499,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--steps", type=int, default=2000)
     parser.add_argument("--digits-steps", type=int, default=1000)
+    parser.add_argument("--image-steps", type=int, default=300, help="steps of the 96x96 CNN")
     parser.add_argument("--batches", type=int, default=50, help="distinct MLP batches")
     parser.add_argument("--warmup", type=int, default=20)
     parser.add_argument("--threads", type=int, default=2)
@@ -462,7 +510,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None, help="write raw timings as JSON")
     args = parser.parse_args()
     if args.quick:
-        args.rounds, args.steps, args.digits_steps = 3, 300, 200
+        args.rounds, args.steps, args.digits_steps, args.image_steps = 3, 300, 200, 200
     torch.set_num_threads(args.threads)
     torch.set_num_interop_threads(1)
 
@@ -478,7 +526,8 @@ def main() -> None:
     print(f"rows: {', '.join(names)}")
 
     results: dict[str, list[tuple[float, float, float]]] = {name: [] for name in names}
-    groups = [[row.name for row in rows if row.group == g] for g in ("mlp", "anchor", "digits")]
+    group_names = ("mlp", "anchor", "digits", "images96")
+    groups = [[row.name for row in rows if row.group == g] for g in group_names]
     base = Path(tempfile.mkdtemp(prefix="sumlens-bench-collector-"))
     try:
         for round_index in range(args.rounds):
@@ -503,7 +552,7 @@ def main() -> None:
 
     print()
     header = (
-        f"{'row':<17} {'ms/step':>8} {'IQR ms':>15} {'overhead':>9} {'IQR':>17} "
+        f"{'row':<22} {'ms/step':>8} {'IQR ms':>15} {'overhead':>9} {'IQR':>17} "
         f"{'min..max':>17} {'one-time ms':>11} {'close ms':>9}  target"
     )
     print(header)
@@ -543,7 +592,7 @@ def main() -> None:
                 verdict = f"<= {row.target:+.0%}: {'met' if omed <= row.target else 'MISSED'}"
                 entry["target"] = row.target
         print(
-            f"{row.name:<17} {med * 1e3:>8.3f} {f'{q1 * 1e3:.3f}..{q3 * 1e3:.3f}':>15} "
+            f"{row.name:<22} {med * 1e3:>8.3f} {f'{q1 * 1e3:.3f}..{q3 * 1e3:.3f}':>15} "
             f"{overhead_text} {one_time * 1e3:>11.1f} {close * 1e3:>9.1f}  {verdict}"
         )
         summary[row.name] = entry

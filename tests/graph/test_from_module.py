@@ -21,7 +21,6 @@ from sumlens.graph import capture, from_module, unwrap, watch_inputs
 
 DataType = anf_ir_pb2.DataType
 HERE = Path(__file__).resolve().parent
-"""Seconds the ResNet-18 capture may take, in a fresh process (torch.export's first use)."""
 
 
 def _warnings(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
@@ -145,18 +144,47 @@ def test_transformer_dict_and_keyword_inputs() -> None:
 
 
 def test_lstm_tuple_output_and_getitem() -> None:
+    """The LSTM's tuple, the getitems that pick its parts, and the shapes that must result.
+
+    Whether ``torch.export`` keeps ``aten.lstm`` as one operator or decomposes it (one
+    ``mkldnn_rnn_layer`` per layer on CPU, or cell operators) depends on the torch
+    version, so the test holds for both: some operator of the LSTM module returns a
+    tuple, every TupleGetItem takes element k of a tuple and has that element's type,
+    and what reaches the head is the (batch, seq, hidden) output sequence.
+    """
     case = ZOO["lstm"]
     args, _ = case.inputs()
     graph = from_module(case.make(), args)
-    lstm = next(n for n in graph.node if n.op_type == "Lstm")
-    assert lstm.scope == "Default/lstm-LSTM"
-    assert [_shape(t) for t in lstm.output_type.sequence_type.elem_types] == [
-        [2, 7, 16],
-        [2, 2, 16],
-        [2, 2, 16],
-    ]
+    nodes = {n.name: n for n in graph.node}
+    consts = {c.key: c.value for c in graph.const_vals}
+    in_lstm = [n for n in graph.node if n.scope == "Default/lstm-LSTM"]
+    tuples = {n.name for n in in_lstm if n.output_type.data_type == DataType.DT_TUPLE}
+    assert tuples, [n.op_type for n in in_lstm]
     getitems = [n for n in graph.node if n.op_type == "TupleGetItem"]
-    assert getitems and all(n.input[0].name == lstm.name for n in getitems)
+    for getitem in getitems:
+        source, index = getitem.input[0].name, consts[getitem.input[1].name].int_val
+        assert nodes[source].output_type.data_type == DataType.DT_TUPLE, getitem
+        elems = nodes[source].output_type.sequence_type.elem_types
+        assert 0 <= index < len(elems)
+        assert getitem.output_type == elems[index]
+    assert any(g.input[0].name in tuples for g in getitems), "no getitem picks the LSTM's parts"
+    # aten.lstm, where export keeps it, returns (output, h_n, c_n) as nn.LSTM documents
+    for lstm in (n for n in in_lstm if n.op_type == "Lstm"):
+        assert [_shape(t) for t in lstm.output_type.sequence_type.elem_types] == [
+            [2, 7, 16],  # (batch, seq, hidden): batch_first
+            [2, 2, 16],  # (num_layers, batch, hidden)
+            [2, 2, 16],
+        ]
+    # out[:, -1] selects the last step of the LSTM's output sequence; the head maps it
+    [select] = [n for n in graph.node if n.op_type == "Select" and n.scope == "Default"]
+    sequence = nodes[select.input[0].name]
+    assert sequence.scope == "Default/lstm-LSTM"
+    assert _shape(sequence.output_type) == [2, 7, 16]
+    assert _shape(select.output_type) == [2, 16]
+    head = [n for n in graph.node if n.scope == "Default/head-Linear"]
+    assert any(i.name == select.name for n in head for i in n.input)
+    assert _shape(head[-1].output_type) == [2, 3]
+    assert [_shape(o.type) for o in graph.outputs] == [[2, 3]]
 
 
 def test_fallback_warns_once_per_model(caplog: pytest.LogCaptureFixture) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+import torch
 from landscape_helpers import collector_run, mindspore_style
 
 from sumlens.landscape import BlockDone, LossLandscape, SummaryLandscape
@@ -35,6 +36,7 @@ def local_ray() -> Iterator[Any]:
     ray = pytest.importorskip("ray")
     ray.init(
         num_cpus=2,
+        num_gpus=0,  # CPU actors on any machine: compared with the CPU run exactly
         include_dashboard=False,
         log_to_driver=False,
         # the actors import this directory's helpers and the shared digits module
@@ -69,8 +71,13 @@ def recompute(run: Path, output: str, **kwargs: Any) -> list[LossLandscape]:
 
 
 @pytest.mark.slow
-def test_two_cpu_worker_processes(run: Path, in_process: list[LossLandscape]) -> None:
-    assert_same(recompute(run, "two", device_ids=[0, 1]), in_process)  # CPU: 2 ids, 2 workers
+def test_two_cpu_worker_processes(
+    run: Path, in_process: list[LossLandscape], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On CPU, 2 device ids mean 2 worker processes: CUDA is hidden from this process, so
+    the ids take the CPU path (and the workers stay on CPU) on a GPU machine too."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert_same(recompute(run, "two", device_ids=[0, 1]), in_process)
 
 
 @pytest.mark.slow

@@ -196,8 +196,10 @@ def copy_run(run: Path, tmp_path: Path, metadata: dict[str, Any] | None = None) 
         ({"device_ids": 0}, TypeError, "list of ints"),
         ({"device_ids": [0, "1"]}, TypeError, "must hold ints"),
         ({"device_ids": [-1]}, ValueError, ">= 0, got -1"),
-        ({"device_ids": [1, 1]}, ValueError, "repeat"),
-        ({"device_ids": [0, 1], "num_workers": 2}, ValueError, "not both"),
+        # ids that exist on any machine (none, one or more GPUs), so that these rules, not
+        # "device_ids [1] do not exist" on a one-GPU machine, are what fires
+        ({"device_ids": [0, 0]}, ValueError, "repeat"),
+        ({"device_ids": [0], "num_workers": 2}, ValueError, "not both"),
         ({"num_workers": 0}, ValueError, ">= 1, got 0"),
         ({"device_ids": [0], "ray_address": "auto"}, ValueError, "ray_address"),
         ({"normalization": "layer"}, ValueError, "normalization"),
@@ -214,6 +216,18 @@ def test_invalid_arguments(
 ) -> None:
     with pytest.raises(error, match=match):
         SummaryLandscape(run).gen_landscapes_with_multi_process(plain, progress=False, **kwargs)
+
+
+@pytest.mark.skipif(
+    not torch.cuda.is_available(),
+    reason="needs a CUDA device: only there do device ids name devices that can be missing",
+)
+def test_device_ids_beyond_the_gpus(run: Path) -> None:
+    count = torch.cuda.device_count()
+    with pytest.raises(ValueError, match=rf"device_ids \[{count}\] do not exist.*{count} CUDA"):
+        SummaryLandscape(run).gen_landscapes_with_multi_process(
+            plain, device_ids=[0, count], progress=False
+        )
 
 
 @pytest.mark.parametrize(

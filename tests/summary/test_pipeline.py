@@ -10,11 +10,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from summary_helpers import Child, read_events, run_child
+from summary_helpers import CHILD_TIMEOUT, Child, read_events, run_child, wait_for
 
 import sumlens.summary.pipeline as pipeline
 from sumlens import SummaryRecord
 from sumlens.io import read_scalars
+from sumlens.io.scalars import Columns
 from sumlens.lineage import TrainLineage
 from sumlens.summary.eventfile import EventFile
 from sumlens.summary.items import Item, StepBatch
@@ -156,21 +157,21 @@ rec.close()
 """
 
 
-def test_data_appears_within_2_s_without_flush(tmp_path: Path) -> None:
+def test_data_appears_without_flush_while_the_writer_runs(tmp_path: Path) -> None:
     run = tmp_path / "run"
     child = Child(UNFLUSHED_WRITER, str(run), cwd=tmp_path)
+
+    def loss() -> Columns | None:
+        if run.exists() and any(run.iterdir()):
+            return read_scalars(run, engine="python").get("loss")
+        return None
+
     try:
         assert child.read_line() == "recorded"
-        recorded = time.monotonic()
-        found = None
-        while time.monotonic() - recorded < 2.0:
-            if run.exists() and any(run.iterdir()):
-                scalars = read_scalars(run, engine="python")
-                if "loss" in scalars:
-                    found = scalars["loss"]
-                    break
-            time.sleep(0.01)
-        assert found is not None, "no data within 2 s of record() without a flush"
+        # The writer wakes every pipeline.WAKE_SECONDS; the bound only guards against a hang
+        # (the writer never writing before a flush or close), it is not a latency budget.
+        found = wait_for(loss, timeout=CHILD_TIMEOUT)
+        assert found is not None, f"no data {CHILD_TIMEOUT} s after record() without a flush"
         steps, _, values = found
         assert steps.tolist() == [7]
         assert values.tolist() == [0.5]

@@ -17,9 +17,22 @@ from torch.utils.data import DataLoader, TensorDataset
 from sumlens import ops
 from sumlens.io import iter_events
 from sumlens.lineage import from_config
-from sumlens.train import Callback, CheckpointConfig, Model, ModelCheckpoint, RunContext
+from sumlens.summary.image import encode_image
+from sumlens.train import (
+    Callback,
+    CheckpointConfig,
+    Model,
+    ModelCheckpoint,
+    RunContext,
+    summary_collector,
+)
 from sumlens.train.collector_config import collected_steps, tensor_range
-from sumlens.train.summary_collector import SummaryCollector, clean_name
+from sumlens.train.summary_collector import (
+    INPUT_IMAGE_SIDE,
+    INPUT_IMAGES,
+    SummaryCollector,
+    clean_name,
+)
 
 
 class Net(nn.Module):
@@ -583,3 +596,67 @@ def test_hand_driven_without_entering(tmp_path: Path) -> None:
     assert steps[("scalar", "loss/auto")] == [1, 2, 4]
     assert steps[("scalar", "hidden_mean")] == [1, 2, 4]
     assert ("train_lineage", "train_lineage") in steps
+
+
+# ---- input images: a bounded sample, never a stall ------------------------------------------
+
+
+class PoolNet(nn.Module):
+    def __init__(self, channels: int) -> None:
+        super().__init__()
+        self.fc = nn.Linear(channels * 16, 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc(nn.functional.adaptive_avg_pool2d(x.float(), 4).flatten(1))
+
+
+def image_model(images: torch.Tensor) -> tuple[Model, DataLoader]:
+    torch.manual_seed(0)
+    data = TensorDataset(images, torch.randint(0, 2, (len(images),)))
+    net = PoolNet(images.shape[1])
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.01)
+    return Model(net, nn.CrossEntropyLoss(), optimizer), DataLoader(data, batch_size=16)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "side"),
+    [(torch.float32, 600), (torch.uint8, 600), (torch.float32, 100)],
+    ids=["float-shrunk", "uint8-shrunk", "float-small"],
+)
+def test_input_images_are_a_small_sample_of_the_batch(
+    tmp_path: Path, dtype: torch.dtype, side: int
+) -> None:
+    torch.manual_seed(0)
+    images = torch.rand(32, 3, side, side)
+    if dtype == torch.uint8:
+        images = (images * 255).to(torch.uint8)
+    model, loader = image_model(images)
+    model.train(1, loader, callbacks=[SummaryCollector(tmp_path, collect_freq=1)])
+    [first, second] = values(tmp_path, "image")
+    tile = -(-side // (-(-side // INPUT_IMAGE_SIDE)))  # shrunk by a whole factor
+    assert tile <= INPUT_IMAGE_SIDE
+    assert (first.width, first.height) == (INPUT_IMAGES * tile, tile)  # one row of 4
+    if side <= INPUT_IMAGE_SIDE:  # the pixels are the batch's first images, as MindSpore tiles
+        expected = encode_image(images[:INPUT_IMAGES].numpy())
+        assert first.encoded == expected.encoded
+    assert (second.width, second.height) == (first.width, first.height)
+
+
+def test_input_images_are_dropped_while_the_writer_is_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Anything queued counts as a backlog here: the writer wakes only now and then, so most
+    # steps find the previous one's image still queued.
+    monkeypatch.setattr(summary_collector, "INPUT_BACKLOG_BYTES", 0)
+    model, loader = image_model(torch.rand(160, 3, 32, 32))  # 10 steps
+    with caplog.at_level(logging.WARNING, logger="sumlens"):
+        model.train(1, loader, callbacks=[SummaryCollector(tmp_path, collect_freq=1)])
+    steps = read(tmp_path)
+    assert steps[("scalar", "loss/auto")] == list(range(1, 11))  # nothing else is dropped
+    assert steps[("histogram", "fc.weight/auto")] == list(range(1, 11))
+    shown = steps[("image", "input_data/auto")]
+    assert shown[0] == 1 and len(shown) < 10
+    warnings = [r.getMessage() for r in caplog.records if "input images" in r.getMessage()]
+    assert len(warnings) == 2, warnings  # the first drop, then the count at the end
+    assert "writer is behind" in warnings[0]
+    assert f"input images of {10 - len(shown)} collected steps were dropped" in warnings[1]

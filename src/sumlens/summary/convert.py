@@ -4,8 +4,9 @@
 without grad), JAX arrays and MindSpore tensors. The caller's value is *snapshotted*:
 what is written is the value at the time of the call, whatever the caller does to its
 tensor afterwards. CUDA tensors are not copied synchronously (that would stall the
-training stream): :func:`snapshot` starts an asynchronous copy into pinned memory and
-returns a :class:`PendingArray` that the writer thread resolves.
+training stream): :func:`snapshot` starts an asynchronous copy into pinned memory (reused
+buffers, see :mod:`sumlens.summary.pinned`) and returns a :class:`PendingArray` that the
+writer thread resolves.
 
 Float types MindInsight cannot show (bfloat16, float16, the float8 family) are upcast to
 float32.
@@ -18,18 +19,27 @@ from typing import Any
 
 import numpy as np
 
+from sumlens.summary.pinned import POOLED_BYTES, pinned_pool
+
 _UPCAST_KINDS = ("bfloat16", "float16", "float8")
 _PLAIN_DTYPES = frozenset(np.dtype(code) for code in "?bBhHiIlLqQfd")
 
 
 class PendingArray:
-    """A device-to-host copy in flight; :meth:`result` waits for it and returns the array."""
+    """A device-to-host copy in flight; :meth:`result` waits for it and returns the array.
 
-    __slots__ = ("_event", "_host")
+    ``buffer`` is the pooled pinned buffer the copy lands in (None for a buffer of its
+    own): :meth:`result` copies the array out of it and gives it back to ``pool``.
+    """
 
-    def __init__(self, host: Any, event: Any) -> None:
+    __slots__ = ("_buffer", "_event", "_host", "_pool", "_result")
+
+    def __init__(self, host: Any, event: Any, buffer: Any = None, pool: Any = None) -> None:
         self._host = host
         self._event = event
+        self._buffer = buffer
+        self._pool = pool
+        self._result: np.ndarray | None = None
 
     @property
     def dtype(self) -> np.dtype:
@@ -46,10 +56,21 @@ class PendingArray:
         """The shape of the array :meth:`result` will return."""
         return tuple(self._host.shape)
 
+    def done(self) -> bool:
+        """Whether the copy has finished (never waits)."""
+        return self._result is not None or bool(self._event.query())
+
     def result(self) -> np.ndarray:
         """Wait for the copy (only this thread waits) and return the host array."""
-        self._event.synchronize()
-        return self._host.numpy()
+        if self._result is None:
+            self._event.synchronize()
+            array = self._host.numpy()
+            if self._buffer is not None:  # a pooled buffer: copy out, then give it back
+                array = array.copy()
+                self._pool.give_back(self._buffer)
+                self._buffer = None
+            self._result = array
+        return self._result
 
 
 def _torch_tensor(value: object) -> bool:
@@ -117,14 +138,26 @@ def host_view(value: object) -> np.ndarray | None:
 
 
 def copy_to_host_async(tensor: Any) -> PendingArray:
-    """Start copying a CUDA tensor into pinned host memory; the training stream never waits."""
+    """Start copying a CUDA tensor into pinned host memory; the training stream never waits.
+
+    The copy is queued on the current stream, after the work that produced ``tensor`` and
+    before any later in-place change to it, so it holds the value at the call. Small
+    copies land in reused pooled buffers (:mod:`sumlens.summary.pinned`).
+    """
     import torch
 
-    host = torch.empty(tensor.shape, dtype=tensor.dtype, pin_memory=True)
+    nbytes = tensor.numel() * tensor.element_size()
+    buffer = pool = None
+    if 0 < nbytes <= POOLED_BYTES:
+        pool = pinned_pool()
+        buffer = pool.take(nbytes)
+        host = buffer[:nbytes].view(tensor.dtype).view(tensor.shape)
+    else:
+        host = torch.empty(tensor.shape, dtype=tensor.dtype, pin_memory=True)
     host.copy_(tensor, non_blocking=True)
     event = torch.cuda.Event()
     event.record()
-    return PendingArray(host, event)
+    return PendingArray(host, event, buffer, pool)
 
 
 def is_cuda_tensor(value: object) -> bool:

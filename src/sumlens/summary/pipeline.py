@@ -218,6 +218,11 @@ class WriterPipeline:
         if self._enqueued_bytes - self._written_bytes > WAKE_BYTES:
             self._wake.set()
 
+    @property
+    def pending_bytes(self) -> int:
+        """Estimated bytes submitted and not yet written (what the memory bound counts)."""
+        return self._enqueued_bytes - self._written_bytes
+
     def flush(self, timeout: float | None = None) -> bool:
         """Block until everything submitted before is written; False if it timed out."""
         return self._request(_Marker(threading.Event()), timeout)

@@ -266,6 +266,15 @@ class SummaryRecord:
         return not (self._closed or self._forked)
 
     @property
+    def pending_bytes(self) -> int:
+        """Estimated bytes of values handed to the writer and not yet on disk.
+
+        What ``max_pending_bytes`` bounds; a caller that would rather skip a value than
+        wait for the writer (see ``SummaryCollector``'s input images) reads it first.
+        """
+        return self._pipeline.pending_bytes
+
+    @property
     def mode(self) -> str:
         """``"train"`` or ``"eval"`` (see :meth:`set_mode`)."""
         return self._mode

@@ -8,8 +8,11 @@
 What it writes (tags as MindSpore's): ``loss/auto`` (scalar: the mean of the loss),
 ``learning_rate/auto`` (scalar, beyond MindSpore), ``{parameter}/auto`` (histograms of
 the first five parameters or those matching ``histogram_regular``; names without DDP's
-``module.`` or torch.compile's ``_orig_mod.``), ``input_data/auto`` (image: the first
-input when it is NCHW with 1 or 3 channels), the model graph once, the dataset graph
+``module.`` or torch.compile's ``_orig_mod.``), ``input_data/auto`` (image: a sample of
+the first input when it is NCHW with 1 or 3 channels: its first :data:`INPUT_IMAGES`
+images, shrunk to at most :data:`INPUT_IMAGE_SIDE` pixels a side; MindSpore writes the whole
+batch, which at real sizes costs more than the training step; dropped, and counted, while
+the writer is behind), the model graph once, the dataset graph
 once, train/eval lineage at the end of a run, custom lineage once and, when
 ``collect_landscape`` is given, the weights for loss-landscape plots in
 ``<summary_dir>/ckpt_dir``. Summary operators inside the network are written at the
@@ -18,6 +21,8 @@ collected steps (the collector's record is the active one during the run).
 Schedule: the first step of a run is always collected, then every step that is a multiple
 of ``collect_freq`` (epochs in sink mode); tensor data (``TensorSummary``) follows its own
 schedule (:func:`sumlens.train.collector_config.tensor_range`). No step is written twice.
+Nothing collected waits for the device: a loss or learning rate living on a GPU is handed
+to the record as a tensor, which copies it to the host asynchronously for the writer.
 
 ``num_process`` bounds the writer's encoding threads. ``rank_zero_only=True`` makes the
 collector a no-op on every rank but 0; otherwise each rank writes to ``summary_dir``
@@ -37,6 +42,7 @@ import torch
 
 from sumlens._log import logger
 from sumlens.io.naming import current_rank
+from sumlens.summary.convert import copy_to_host_async
 from sumlens.train.callback import Callback, RunContext
 from sumlens.train.collector_config import (
     check_bool,
@@ -53,6 +59,13 @@ from sumlens.train.collector_landscape import LandscapeSaver
 __all__ = ["SummaryCollector"]
 
 HISTOGRAM_DEFAULT_COUNT = 5
+INPUT_IMAGES = 4
+"""Images of a batch written as ``input_data/auto`` (the first ones: a sample, not all)."""
+INPUT_IMAGE_SIDE = 256
+"""Longest side, in pixels, of an input image as written (larger ones are shrunk)."""
+INPUT_BACKLOG_BYTES = 32 * 1024 * 1024
+"""A collected step's input images are dropped (counted, said once) while more than this
+many bytes wait for the writer: training never waits for images to be encoded."""
 HISTOGRAM_NAMES_SHOWN = 10
 """Parameter names listed when ``histogram_regular`` matches none of them."""
 _WRAPPER_PARTS = ("module", "_orig_mod")
@@ -82,21 +95,51 @@ def _unwrap(module: Any) -> Any:
 
 
 def _scalar(value: Any) -> float | None:
-    """The mean of a number or tensor as a float (None if it is neither)."""
+    """The mean of a number or tensor as a float (None if it is neither).
+
+    For a device tensor this waits for the copy to the host (for lineage, once per run),
+    on an event: the wait covers only the work queued before it.
+    """
+    value = _recordable_scalar(value)
+    if isinstance(value, torch.Tensor):
+        return float(copy_to_host_async(value).result())
+    return value
+
+
+def _recordable_scalar(value: Any) -> float | torch.Tensor | None:
+    """The mean of a number or tensor, as a float or, for a CUDA tensor, a one-element
+    tensor on its device: the record copies it to the host without the training thread
+    waiting for the device (None if ``value`` is neither a number nor a tensor)."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):
         return float(value)
     if isinstance(value, torch.Tensor):
         size = value.numel()
-        if size == 0:
+        if size == 0 or value.is_complex():
             return None
+        if value.is_cuda:
+            value = value.detach()
+            return value.reshape(()) if size == 1 else value.float().mean()
         if size == 1:  # the usual loss: no reduction kernel (a mean costs ~20x an item)
             return float(value.item())
         return float(value.detach().float().mean())
     if hasattr(value, "mean") and hasattr(value, "dtype"):  # numpy
         return float(value.mean())
     return None
+
+
+def _image_sample(images: torch.Tensor) -> torch.Tensor:
+    """The first :data:`INPUT_IMAGES` images of an NCHW batch, shrunk by a whole factor
+    (averaging blocks of pixels; integer images keep every k-th one) until no side
+    exceeds :data:`INPUT_IMAGE_SIDE`. On the batch's device: nothing waits for it."""
+    sample = images.detach()[:INPUT_IMAGES]
+    factor = -(-max(sample.shape[2], sample.shape[3]) // INPUT_IMAGE_SIDE)
+    if factor <= 1:
+        return sample
+    if sample.is_floating_point():
+        return torch.nn.functional.avg_pool2d(sample, factor, ceil_mode=True)
+    return sample[:, :, ::factor, ::factor]
 
 
 def _dataset_path(loader: Any) -> str | None:
@@ -253,6 +296,7 @@ class SummaryCollector(Callback):
         self._last_collected: int | None = None
         self._graph_watch: Any = None
         self._logged_plan = False
+        self._images_dropped = 0
 
     def _open_record(self) -> None:
         from sumlens.summary import SummaryRecord
@@ -399,6 +443,13 @@ class SummaryCollector(Callback):
             logger.warning("SummaryCollector could not collect %s lineage: %r", mode, err)
         if lineage is not None:
             self._record.add_value(lineage.plugin, lineage.plugin, lineage)
+        if self._images_dropped:
+            logger.warning(
+                "SummaryCollector: the input images of %d collected steps were dropped "
+                "because the summary writer was behind",
+                self._images_dropped,
+            )
+            self._images_dropped = 0
         self._record.set_mode("eval")  # pending summary-operator values are not written
         self._record.record(0)
         if self._graph_watch is not None:
@@ -509,20 +560,31 @@ class SummaryCollector(Callback):
             )
             self._input = False
             return
-        self._record.add_value("image", "input_data/auto", data)
+        if self._record.pending_bytes > INPUT_BACKLOG_BYTES:
+            self._images_dropped += 1
+            if self._images_dropped == 1:
+                logger.warning(
+                    "SummaryCollector: the summary writer is behind; input images of steps "
+                    "collected meanwhile are dropped rather than slowing training (the count "
+                    "is logged at the end of the run)"
+                )
+            return
+        self._record.add_value("image", "input_data/auto", _image_sample(data))
 
-    def _loss_of(self, cb: Any) -> float | None:
+    def _net_output(self, cb: Any) -> Any:
+        """The network's output (its first one when there are several), or None."""
         outputs = cb.get("net_outputs", None)
         if isinstance(outputs, list | tuple):
             outputs = outputs[0] if outputs else None
-        if outputs is None:
-            return None
-        return _scalar(outputs)
+        return outputs
+
+    def _loss_of(self, cb: Any) -> float | None:
+        return _scalar(self._net_output(cb))
 
     def _collect_loss(self, cb: Any) -> None:
         if not self._metric:
             return
-        loss = self._loss_of(cb)
+        loss = _recordable_scalar(self._net_output(cb))
         if loss is None:
             logger.warning(
                 "SummaryCollector: can not find any output of the network that is a loss "
@@ -531,7 +593,7 @@ class SummaryCollector(Callback):
             )
             self._metric = False
             return
-        self._record._add_scalar("loss/auto", loss)  # a float already: no add_value checks
+        self._record.add_value("scalar", "loss/auto", loss)
 
     def _find_optimizer(self, cb: Any) -> Any:
         if self._optimizer_searched:
@@ -559,11 +621,11 @@ class SummaryCollector(Callback):
         if not self._lr:
             return
         optimizer = self._find_optimizer(cb)
-        lr = None if optimizer is None else _scalar(optimizer.param_groups[0].get("lr"))
+        lr = None if optimizer is None else _recordable_scalar(optimizer.param_groups[0].get("lr"))
         if lr is None:
             self._lr = False
             return
-        self._record._add_scalar("learning_rate/auto", lr)
+        self._record.add_value("scalar", "learning_rate/auto", lr)
 
     def _collect_histograms(self, cb: Any) -> None:
         if not self._histograms:
