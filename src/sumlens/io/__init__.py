@@ -5,7 +5,13 @@ from sumlens.io.describe import describe
 from sumlens.io.events import PLUGINS, Event, Histogram, Image
 from sumlens.io.framing import ReadStats, encode_record
 from sumlens.io.reader import EventStream, NotAnEventFileError, RecordFile, iter_events
-from sumlens.io.scalars import Scalars, read_scalars
+from sumlens.io.scalars import (
+    Scalars,
+    fast_engine_cached,
+    fast_engine_ready,
+    read_file_scalars,
+    read_scalars,
+)
 from sumlens.io.writer import RecordWriter
 
 __all__ = [
@@ -21,7 +27,10 @@ __all__ = [
     "Scalars",
     "describe",
     "encode_record",
+    "fast_engine_cached",
+    "fast_engine_ready",
     "iter_events",
     "masked_crc32c",
+    "read_file_scalars",
     "read_scalars",
 ]

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 
 import numpy as np
 from llvmlite import ir
@@ -32,6 +33,7 @@ from numba.extending import intrinsic
 
 from sumlens._numba import numba
 from sumlens.io.decode import DECODERS, PayloadError
+from sumlens.io.events import Event
 from sumlens.io.framing import HEADER_SIZE, OVERHEAD, ReadStats, valid_header_at
 from sumlens.io.reader import NotAnEventFileError
 
@@ -1093,17 +1095,35 @@ def scan_file_scalars(
     Gives what the python engine gives (same points, same counts in ``stats``, the same
     :class:`~sumlens.io.reader.NotAnEventFileError` for a file holding no record).
     """
+    return scan_file_scalars_from(path, kind, stats)[0]
+
+
+def scan_file_scalars_from(
+    path: os.PathLike[str] | str,
+    kind: str,
+    stats: ReadStats,
+    start: int = 0,
+    other: Callable[[Event], None] | None = None,
+    limit: int | None = None,
+) -> tuple[dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]], int]:
+    """The scalars of the complete records from byte ``start`` on, and where they end.
+
+    Returns ``(columns, end)``: a torn last record stays unread, so a later call from
+    ``end`` picks it up once the writer completed it. Events that are not scalars go to
+    ``other`` (in file order within each chunk) when it is given. With ``limit``, reading
+    stops after the chunk in which ``limit`` bytes were passed.
+    """
     decode = DECODERS[kind]
     kind_code = _KIND_CODES[kind]
     name = os.path.basename(path)
     fallback: dict[str | bytes, list[_FallbackPoint]] = {}
     with open(path, "rb", buffering=0) as handle:
         size = os.fstat(handle.fileno()).st_size
-        bufs = _Buffers(max(1024, min(size // 32, 1 << 22)))
+        bufs = _Buffers(max(1024, min((size - start) // 32, 1 << 22)))
         chunk = np.empty(0, dtype=np.uint8)
-        offset = 0
+        offset = start
         ordinal = 0
-        while offset < size:
+        while offset < size and (limit is None or offset - start < limit):
             want = min(max(CHUNK_SIZE, _record_size(handle, offset)), size - offset)
             if chunk.size < want + PADDING:
                 chunk = np.empty(want + PADDING, dtype=np.uint8)
@@ -1119,7 +1139,7 @@ def scan_file_scalars(
                 if why == _DONE:
                     break
                 bufs.grow(why)
-            ordinal = _decode_fallback(chunk, bufs, decode, name, stats, fallback, ordinal)
+            ordinal = _decode_fallback(chunk, bufs, decode, name, stats, fallback, ordinal, other)
             if pos == 0 or offset + got >= size:
                 offset += pos
                 break
@@ -1128,9 +1148,9 @@ def scan_file_scalars(
     stats.corrupt_records += int(bufs.state[_S_CORRUPT])
     stats.skipped_bytes += int(bufs.state[_S_SKIPPED])
     stats.torn_tail_bytes += size - offset
-    if bufs.state[_S_RECORDS] == 0 and bufs.state[_S_CORRUPT] == 0 and offset > 0:
+    if start == 0 and bufs.state[_S_RECORDS] == 0 and bufs.state[_S_CORRUPT] == 0 and offset > 0:
         raise NotAnEventFileError(path)
-    return _columns(bufs, fallback)
+    return _columns(bufs, fallback), offset
 
 
 def _read_into(handle, chunk: np.ndarray, want: int) -> int:
@@ -1152,8 +1172,12 @@ def _decode_fallback(
     stats: ReadStats,
     fallback: dict[str | bytes, list[_FallbackPoint]],
     ordinal: int,
+    other: Callable[[Event], None] | None,
 ) -> int:
-    """Decode the records the kernel listed with protobuf; collect their scalar points."""
+    """Decode the records the kernel listed with protobuf; collect their scalar points.
+
+    Events of other kinds go to ``other`` when it is given.
+    """
     for k in range(int(bufs.state[_S_FALLBACK])):
         start = int(bufs.fb_off[k])
         payload = chunk[start : start + int(bufs.fb_len[k])].tobytes()
@@ -1169,6 +1193,8 @@ def _decode_fallback(
                     (rec, ordinal, event.step, event.wall_time, event.value)
                 )
                 ordinal += 1
+            elif other is not None:
+                other(event)
     return ordinal
 
 

@@ -24,6 +24,7 @@ DEFAULT_SUFFIX = "_MS"
 _AFFIX_RE = re.compile(r"\w+[0-9a-zA-Z_.]*", re.ASCII)
 _SUMMARY_RE = re.compile(r"summary\.(\d+)")
 _TFEVENTS_RE = re.compile(r"tfevents\.(\d+)")
+_RANK_RE = re.compile(r"summary\.\d+\.(\d+)\.")
 
 
 def check_affix(name: str, value: object) -> str:
@@ -115,6 +116,12 @@ def file_kind(name: str) -> str | None:
     if _SUMMARY_RE.search(name):
         return "lineage" if name.endswith(LINEAGE_SUFFIX) else "summary"
     return None
+
+
+def file_rank(name: str) -> int | None:
+    """The rank a MindSpore file name carries (``summary.<seconds>.<rank>.``), else None."""
+    match = _RANK_RE.search(name)
+    return int(match.group(1)) if match else None
 
 
 def file_order_key(name: str) -> tuple[int, str]:

@@ -64,14 +64,20 @@ class RecordFile:
         self.stats = ReadStats()
         self._tail = 0  # torn-tail bytes last counted in self.stats
 
-    def read_payloads(self, stats: ReadStats | None = None) -> Iterator[bytes]:
-        """Yield the payload of each complete record from the current offset on."""
+    def read_payloads(
+        self, stats: ReadStats | None = None, limit: int | None = None
+    ) -> Iterator[bytes]:
+        """Yield the payload of each complete record from the current offset on.
+
+        With ``limit``, reading stops after the chunk in which ``limit`` bytes were passed
+        (so a huge file can be read a bounded piece at a time; call again to go on).
+        """
         stats = self.stats if stats is None else stats
         with open(self.path, "rb") as handle:
             size = os.fstat(handle.fileno()).st_size
             resumed_at = self.offset
             seen_before = stats.records + stats.corrupt_records
-            while self.offset < size:
+            while self.offset < size and (limit is None or self.offset - resumed_at < limit):
                 handle.seek(self.offset)
                 buf = handle.read(max(CHUNK_SIZE, self._needed(handle, size)))
                 if not buf:

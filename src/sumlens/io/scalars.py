@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import importlib.util
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Literal
 
 import numpy as np
@@ -80,6 +81,62 @@ def read_scalars(path: str | os.PathLike[str], engine: Engine = "auto") -> Scala
     return Scalars({tag: _concat(chunks) for tag, chunks in parts.items()}, stats)
 
 
+def read_file_scalars(
+    path: str | os.PathLike[str],
+    kind: str | None = None,
+    *,
+    start: int = 0,
+    engine: Engine = "auto",
+    stats: ReadStats | None = None,
+    other: Callable[[Event], None] | None = None,
+    limit: int | None = None,
+) -> tuple[dict[str, Columns], int]:
+    """The scalars of one event file from byte ``start`` on, and the offset reading stopped at.
+
+    For readers that follow a growing file: returns ``(columns, end)`` where ``end`` is
+    just past the last complete record, so calling again with ``start=end`` later reads
+    only what was appended (a torn last record is read once complete). ``kind`` is
+    ``"summary"``, ``"lineage"`` or ``"tensorboard"`` (sniffed when None); events that
+    are not scalars go to ``other`` when given; damage is counted in ``stats``. With
+    ``limit``, about that many bytes are read (whole chunks of up to 16 MiB): memory stays
+    bounded on huge files, and ``end < size`` says there is more.
+    """
+    if engine not in ENGINES:
+        raise ValueError(f"engine={engine!r} is not one of {', '.join(map(repr, ENGINES))}")
+    if start < 0:
+        raise ValueError(f"start={start!r} must be a byte offset >= 0")
+    kind = sniff_kind(Path(path)) if kind is None else kind
+    if kind not in DECODERS:
+        raise ValueError(f"kind={kind!r} is not one of {', '.join(map(repr, DECODERS))}")
+    stats = ReadStats() if stats is None else stats
+    if engine == "numba" or (engine == "auto" and _numba_available()):
+        from sumlens.io._fastscan import scan_file_scalars_from
+
+        return scan_file_scalars_from(path, kind, stats, start, other, limit)
+    return _python_file_scalars_from(path, kind, stats, start, other, limit)
+
+
+def fast_engine_ready(wait: float = 0.0) -> bool:
+    """Whether the numba engine's kernels are loaded in this process (waiting ``wait`` s).
+
+    The first call starts getting them ready in the background (loading from numba's
+    cache takes about a second; compiling on an empty cache about 20 s, in a low-priority
+    child process). Until then a caller that must not wait reads with ``engine="python"``.
+    """
+    from sumlens.io.kernels import READER_KERNELS
+
+    if wait > 0:
+        return READER_KERNELS.wait(wait)
+    return READER_KERNELS.ready()
+
+
+def fast_engine_cached() -> bool:
+    """Whether the numba engine's kernels are in numba's cache (loading them is quick)."""
+    from sumlens.io.kernels import READER_KERNELS
+
+    return READER_KERNELS.stamp().exists()
+
+
 def _concat(chunks: list[Columns]) -> Columns:
     if len(chunks) == 1:
         return chunks[0]
@@ -111,14 +168,33 @@ def scalar_columns(events: Iterable[Event]) -> dict[str, Columns]:
 
 def _python_file_scalars(path: os.PathLike[str], kind: str, stats: ReadStats) -> dict[str, Columns]:
     """Reference path: frame with :class:`RecordFile`, decode every record with protobuf."""
+    return _python_file_scalars_from(path, kind, stats)[0]
+
+
+def _python_file_scalars_from(
+    path: str | os.PathLike[str],
+    kind: str,
+    stats: ReadStats,
+    start: int = 0,
+    other: Callable[[Event], None] | None = None,
+    limit: int | None = None,
+) -> tuple[dict[str, Columns], int]:
     decode = DECODERS[kind]
     name = os.path.basename(path)
+    records = RecordFile(path, start)
 
     def events() -> Iterable[Event]:
-        for payload in RecordFile(path).read_payloads(stats):
+        for payload in records.read_payloads(stats, limit):
             try:
-                yield from decode(payload, name, stats)
+                decoded = decode(payload, name, stats)
             except PayloadError:
                 stats.reject_record()
+                continue
+            for event in decoded:
+                if event.plugin == "scalar":
+                    yield event
+                elif other is not None:
+                    other(event)
 
-    return scalar_columns(events())
+    columns = scalar_columns(events())
+    return columns, records.offset

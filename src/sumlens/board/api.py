@@ -1,0 +1,175 @@
+"""The JSON API under ``/api/v1``: runs, tags and scalars of many runs in one request.
+
+Responses are built with orjson from numpy columns (FastAPI's default encoder takes
+seconds for a million numbers); the run list is encoded once per loader version. Every
+route only looks names up in the loader's tables: no parameter is ever joined to a path.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Annotated, Any
+
+import numpy as np
+import orjson
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import Response, StreamingResponse
+
+from sumlens._version import __version__
+from sumlens.board.curves import MAX_POINTS, METHODS, pick, smooth
+from sumlens.board.export import csv_chunks, json_chunks
+from sumlens.board.loader import Loader
+from sumlens.board.query import QueryError, Range, cut, select
+
+_JSON = "application/json"
+_NUMPY = orjson.OPT_SERIALIZE_NUMPY
+
+RunsParam = Annotated[list[str], Query(description="run ids, e.g. ./ or ./a/b (repeatable)")]
+TagsParam = Annotated[list[str], Query(description="scalar tags (repeatable); none: every tag")]
+RegexParam = Annotated[str | None, Query(description="regular expression over tags")]
+AxisParam = Annotated[str, Query(description="step, relative (seconds) or wall (epoch seconds)")]
+StartParam = Annotated[float | None, Query(description="first x of the range, inclusive")]
+EndParam = Annotated[float | None, Query(description="last x of the range, inclusive")]
+
+
+def json_response(body: Any) -> Response:
+    """``body`` encoded by orjson (numpy arrays included; NaN and infinities as null)."""
+    return Response(orjson.dumps(body, option=_NUMPY), media_type=_JSON)
+
+
+class _RunsCache:
+    """The encoded run list of the loader's current version."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._version = -1
+        self._body = b""
+
+    def get(self, loader: Loader) -> bytes:
+        with self._lock:
+            version = loader.version
+            if version != self._version:
+                self._body = orjson.dumps(
+                    {
+                        "base_dir": os.fspath(loader.base_dir),
+                        "loading": loader.loading,
+                        "truncated": loader.truncated,
+                        "engine": loader.engine_used,
+                        "version": version,
+                        "runs": loader.runs(),
+                    }
+                )
+                self._version = version
+            return self._body
+
+
+def make_router(loader: Loader, port: int) -> APIRouter:
+    """The ``/api/v1`` routes over ``loader``."""
+    router = APIRouter(prefix="/api/v1")
+    runs_cache = _RunsCache()
+
+    @router.get("/health", summary="The server answers; which base directory it serves")
+    def health() -> Response:
+        return json_response(
+            {
+                "status": "ok",
+                "version": __version__,
+                "base_dir": os.fspath(loader.base_dir),
+                "pid": os.getpid(),
+                "port": port,
+                "loading": loader.loading,
+            }
+        )
+
+    @router.get("/runs", summary="Every run: times, tags per plugin, load status, damage")
+    def runs() -> Response:
+        return Response(runs_cache.get(loader), media_type=_JSON)
+
+    @router.get("/tags", summary="The tags of the given runs (all runs when none), per plugin")
+    def tags(run: RunsParam = []) -> Response:  # noqa: B006 - FastAPI reads the default
+        wanted = set(run)
+        union: dict[str, set[str]] = {}
+        for item in loader.runs():
+            if wanted and item["id"] not in wanted:
+                continue
+            for plugin, names in item["tags"].items():
+                union.setdefault(plugin, set()).update(names)
+        return json_response({"tags": {plugin: sorted(names) for plugin, names in union.items()}})
+
+    @router.get("/scalars", summary="Scalars of many runs and tags, smoothed and downsampled")
+    def scalars(
+        run: RunsParam = [],  # noqa: B006
+        tag: TagsParam = [],  # noqa: B006
+        tag_regex: RegexParam = None,
+        points: Annotated[int, Query(ge=2, le=MAX_POINTS, description="points per series")] = 2000,
+        start: StartParam = None,
+        end: EndParam = None,
+        axis: AxisParam = "step",
+        smoothing: Annotated[float, Query(ge=0.0, lt=1.0, description="weight in [0, 1)")] = 0.0,
+        method: Annotated[str, Query(description="ema or average")] = "ema",
+    ) -> Response:
+        if method not in METHODS:
+            raise QueryError(f"method={method!r} is not one of {', '.join(METHODS)}")
+        span = Range.create(axis, start, end)
+        series = []
+        for ref in select(loader, run, tag, tag_regex=tag_regex):
+            data = loader.points(ref)
+            if data.size == 0:
+                continue
+            smoothed = smooth(data["value"], smoothing, method)  # type: ignore[arg-type]
+            inside = cut(data, ref, span)
+            chosen = inside[pick(data["step"][inside], data["value"][inside], points)]
+            series.append(
+                {
+                    "run": ref.run,
+                    "rank": ref.rank,
+                    "tag": ref.tag,
+                    "total": int(data.size),
+                    "range": {
+                        "step": [int(data["step"][0]), int(data["step"][-1])],
+                        "wall": [float(data["wall"][0]), float(data["wall"][-1])],
+                    },
+                    "shown": int(chosen.size),
+                    "step": np.ascontiguousarray(data["step"][chosen]),
+                    "wall": np.ascontiguousarray(data["wall"][chosen]),
+                    "value": np.ascontiguousarray(data["value"][chosen]),
+                    "smoothed": smoothed[chosen],
+                }
+            )
+        return json_response(
+            {
+                "axis": span.axis,
+                "start": span.start,
+                "end": span.end,
+                "points": points,
+                "smoothing": smoothing,
+                "method": method,
+                "series": series,
+            }
+        )
+
+    @router.get("/scalars/download", summary="The same selection at full resolution, as a file")
+    def download(
+        request: Request,
+        run: RunsParam = [],  # noqa: B006
+        tag: TagsParam = [],  # noqa: B006
+        tag_regex: RegexParam = None,
+        start: StartParam = None,
+        end: EndParam = None,
+        axis: AxisParam = "step",
+        format: Annotated[str, Query(description="csv or json")] = "csv",
+    ) -> StreamingResponse:
+        if format not in ("csv", "json"):
+            raise QueryError(f"format={format!r} is not one of csv, json")
+        span = Range.create(axis, start, end)
+        refs = select(loader, run, tag, tag_regex=tag_regex)
+        chunks = csv_chunks if format == "csv" else json_chunks
+        media = "text/csv" if format == "csv" else _JSON
+        return StreamingResponse(
+            chunks(loader, refs, span),
+            media_type=media,
+            headers={"Content-Disposition": f'attachment; filename="scalars.{format}"'},
+        )
+
+    return router

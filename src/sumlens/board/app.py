@@ -1,0 +1,155 @@
+"""The dashboard's web application: the API, the pages, and the guards around both.
+
+* Everything lives under ``url_path_prefix`` (for a reverse proxy); ``/`` redirects there.
+* A request whose ``Host`` is not the bound host, a loopback name or an ``--allowed-hosts``
+  entry is refused before any route runs (a page on another site cannot reach the
+  dashboard through DNS rebinding). No CORS headers are ever sent.
+* Pages are static ES modules from this package; plotly.js comes from the installed
+  ``plotly`` package. Nothing is fetched from the network, and the OpenAPI document is
+  served without the CDN-hosted docs pages FastAPI would add.
+* The loader runs for the application's lifetime (started and stopped by its lifespan).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from importlib import resources
+from pathlib import Path
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse, RedirectResponse
+from fastapi.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from sumlens._version import __version__
+from sumlens.board.api import make_router
+from sumlens.board.loader import Loader
+from sumlens.board.query import QueryError
+from sumlens.board.settings import BoardSettings
+
+STATIC_DIR = Path(str(resources.files("sumlens.board") / "static"))
+
+
+def plotly_js() -> Path:
+    """The plotly.js bundle the installed ``plotly`` package ships."""
+    import plotly
+
+    path = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"plotly.js is missing from the installed plotly package ({path}); "
+            "reinstall with: pip install 'sumlens[board]'"
+        )
+    return path
+
+
+_HEADERS = [(b"x-content-type-options", b"nosniff"), (b"x-frame-options", b"DENY")]
+
+
+class HostGuard:
+    """Refuse requests whose ``Host`` header names a host the server does not answer to.
+
+    Also marks every response ``nosniff`` and not to be framed by other sites.
+    """
+
+    def __init__(self, app: ASGIApp, accepted: frozenset[str]) -> None:
+        self.app = app
+        self.accepted = accepted
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if _host(scope) not in self.accepted:
+            response = JSONResponse(
+                {"detail": "Host header not allowed; start the server with --allowed-hosts"},
+                status_code=400,
+            )
+            await response(scope, receive, send)
+            return
+
+        async def send_guarded(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", ()), *_HEADERS]
+            await send(message)
+
+        await self.app(scope, receive, send_guarded)
+
+
+def _host(scope: Scope) -> str:
+    for name, value in scope.get("headers", ()):
+        if name == b"host":
+            host = value.decode("latin-1").strip().lower()
+            if host.startswith("["):  # [::1]:8080
+                return host[: host.find("]") + 1]
+            return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+    return ""
+
+
+def create_app(settings: BoardSettings, loader: Loader | None = None) -> FastAPI:
+    """The application serving ``settings.base_dir``; its loader starts with the app."""
+    loader = loader or Loader(
+        settings.base_dir, settings.workspace, reload_interval=settings.reload_interval
+    )
+    prefix = settings.url_path_prefix
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        loader.start()
+        try:
+            yield
+        finally:
+            loader.stop()
+
+    app = FastAPI(
+        title="sumlens dashboard",
+        version=__version__,
+        openapi_url=f"{prefix}/api/v1/openapi.json",
+        docs_url=None,
+        redoc_url=None,
+        lifespan=lifespan,
+    )
+    app.state.loader = loader
+    app.include_router(make_router(loader, settings.port), prefix=prefix)
+
+    @app.exception_handler(QueryError)
+    async def bad_query(_: Request, err: QueryError) -> JSONResponse:
+        return JSONResponse({"detail": str(err)}, status_code=422)
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_parameter(_: Request, err: RequestValidationError) -> JSONResponse:
+        return JSONResponse({"detail": _one_line(err)}, status_code=422)
+
+    @app.get(f"{prefix}/static/vendor/plotly.min.js", include_in_schema=False)
+    def plotly_bundle() -> FileResponse:
+        return FileResponse(plotly_js(), media_type="text/javascript")
+
+    app.mount(f"{prefix}/static", StaticFiles(directory=STATIC_DIR), name="static")
+
+    @app.get(f"{prefix}/", include_in_schema=False)
+    def index() -> FileResponse:
+        return FileResponse(STATIC_DIR / "index.html", media_type="text/html")
+
+    if prefix:
+
+        @app.get("/", include_in_schema=False)
+        def to_prefix() -> RedirectResponse:
+            return RedirectResponse(f"{prefix}/")
+
+        @app.get(prefix, include_in_schema=False)
+        def add_slash() -> RedirectResponse:
+            return RedirectResponse(f"{prefix}/")
+
+    app.add_middleware(HostGuard, accepted=settings.accepted_hosts())
+    return app
+
+
+def _one_line(err: RequestValidationError) -> str:
+    """FastAPI's validation errors as one line: parameter, value given, what is allowed."""
+    parts = []
+    for item in err.errors():
+        name = ".".join(str(p) for p in item.get("loc", ())[1:]) or "request"
+        parts.append(f"{name}={item.get('input')!r}: {item.get('msg', 'not allowed')}")
+    return "; ".join(parts)

@@ -1,0 +1,66 @@
+"""What the scalars view draws: smoothing on full resolution, then a faithful downsample.
+
+TensorBoard smooths what it has drawn, so its curve changes with zoom and with how many
+points it kept (tensorflow/tensorboard#1518, #6829). Here the smoothed series is computed
+on every point of the series first, and only then are points picked: a smoothed value
+shown at a step is the same whatever the zoom or the point budget.
+
+* ``ema``: TensorBoard's de-biased exponential moving average with weight ``w``
+  (``last = w * last + (1 - w) * y``, divided by ``1 - w**n`` after ``n`` finite values).
+  Non-finite values are shown as they are and do not feed the average.
+* ``average``: the mean of the last ``k`` finite values, ``k = round(1 / (1 - w))``.
+
+The downsample keeps, for each of ``points / 2`` equal-width buckets along x, the points
+of the lowest and highest value (tsdownsample's min-max, NaN-aware), plus the first and
+last point: spikes survive any zoom level, and it is deterministic.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+from scipy.signal import lfilter
+from tsdownsample import NaNMinMaxDownsampler
+
+Method = Literal["ema", "average"]
+METHODS = ("ema", "average")
+MAX_POINTS = 20_000
+"""The most points one series may ask for."""
+
+
+def smooth(values: np.ndarray, weight: float, method: Method = "ema") -> np.ndarray:
+    """The smoothed copy of ``values`` (float64); ``weight`` 0 returns them unchanged."""
+    values = np.asarray(values, dtype=np.float64)
+    if weight <= 0 or values.size == 0:
+        return values.copy()
+    finite = np.isfinite(values)
+    out = values.copy()
+    y = values[finite]
+    if y.size == 0:
+        return out
+    if method == "ema":
+        averaged = lfilter([1.0 - weight], [1.0, -weight], y)
+        with np.errstate(under="ignore"):
+            debias = 1.0 - np.power(weight, np.arange(1, y.size + 1, dtype=np.float64))
+        out[finite] = averaged / debias
+    else:
+        window = max(1, round(1.0 / (1.0 - weight)))
+        sums = np.cumsum(y)
+        lagged = np.zeros_like(sums)
+        lagged[window:] = sums[:-window]
+        counts = np.minimum(np.arange(1, y.size + 1), window)
+        out[finite] = (sums - lagged) / counts
+    return out
+
+
+def pick(x: np.ndarray, y: np.ndarray, points: int) -> np.ndarray:
+    """Indices (ascending) of at most ``points`` points that keep the curve's extremes."""
+    n = x.size
+    if n <= points:
+        return np.arange(n)
+    buckets_points = max(2, (points - 2) // 2 * 2)
+    chosen = NaNMinMaxDownsampler().downsample(
+        np.ascontiguousarray(x), np.ascontiguousarray(y), n_out=buckets_points
+    )
+    return np.unique(np.concatenate(([0], np.asarray(chosen, dtype=np.int64), [n - 1])))

@@ -1,0 +1,128 @@
+"""Writing a selection of scalar series to CSV, JSON or Parquet.
+
+Used by the download route and by ``sumlens export``, so a file saved from the page and one
+written on the command line hold the same rows: ``run, rank, tag, step, wall_time,
+value`` at full resolution, series after series in the order :func:`~sumlens.board.query.select`
+gives. Rows are produced a series (and a bounded block) at a time, so exporting many runs
+needs memory for one block, not for the whole selection.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import orjson
+
+from sumlens.board.loader import Loader, SeriesRef
+from sumlens.board.query import Range, cut
+
+Format = Literal["csv", "json", "parquet"]
+FORMATS = ("csv", "json", "parquet")
+COLUMNS = ("run", "rank", "tag", "step", "wall_time", "value")
+BLOCK = 65_536
+"""Rows formatted at a time."""
+
+
+def series_points(
+    loader: Loader, refs: Sequence[SeriesRef], span: Range
+) -> Iterator[tuple[SeriesRef, np.ndarray]]:
+    """Each selected series with its points inside ``span``."""
+    for ref in refs:
+        points = loader.points(ref)
+        yield ref, points[cut(points, ref, span)]
+
+
+def csv_chunks(loader: Loader, refs: Sequence[SeriesRef], span: Range) -> Iterator[bytes]:
+    """The selection as CSV with a header line, in blocks of bytes."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    yield buffer.getvalue().encode()
+    for ref, points in series_points(loader, refs, span):
+        rank = "" if ref.rank is None else ref.rank
+        for lo in range(0, points.size, BLOCK):
+            block = points[lo : lo + BLOCK]
+            buffer.seek(0)
+            buffer.truncate()
+            writer.writerows(
+                (ref.run, rank, ref.tag, step, repr(wall), repr(value))
+                for step, wall, value in zip(
+                    block["step"].tolist(),
+                    block["wall"].tolist(),
+                    block["value"].tolist(),
+                    strict=True,
+                )
+            )
+            yield buffer.getvalue().encode()
+
+
+def json_chunks(loader: Loader, refs: Sequence[SeriesRef], span: Range) -> Iterator[bytes]:
+    """The selection as one JSON document ``{"series": [{run, rank, tag, step, ...}]}``.
+
+    Columns per series; non-finite values are written as ``null`` (JSON has no NaN).
+    """
+    yield b'{"columns":["run","rank","tag","step","wall_time","value"],"series":['
+    for n, (ref, points) in enumerate(series_points(loader, refs, span)):
+        body = {
+            "run": ref.run,
+            "rank": ref.rank,
+            "tag": ref.tag,
+            "step": np.ascontiguousarray(points["step"]),
+            "wall_time": np.ascontiguousarray(points["wall"]),
+            "value": np.ascontiguousarray(points["value"]),
+        }
+        yield (b"," if n else b"") + orjson.dumps(body, option=orjson.OPT_SERIALIZE_NUMPY)
+    yield b"]}\n"
+
+
+def write_parquet(loader: Loader, refs: Sequence[SeriesRef], span: Range, path: Path) -> int:
+    """Write the selection as one Parquet table (a row group per series); return rows."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = pa.schema(
+        [
+            ("run", pa.string()),
+            ("rank", pa.int64()),
+            ("tag", pa.string()),
+            ("step", pa.int64()),
+            ("wall_time", pa.float64()),
+            ("value", pa.float64()),
+        ]
+    )
+    rows = 0
+    with pq.ParquetWriter(path, schema) as writer:
+        for ref, points in series_points(loader, refs, span):
+            n = points.size
+            table = pa.table(
+                {
+                    "run": pa.array([ref.run] * n, pa.string()),
+                    "rank": pa.array([ref.rank] * n, pa.int64()),
+                    "tag": pa.array([ref.tag] * n, pa.string()),
+                    "step": np.ascontiguousarray(points["step"]),
+                    "wall_time": np.ascontiguousarray(points["wall"]),
+                    "value": np.ascontiguousarray(points["value"]),
+                },
+                schema=schema,
+            )
+            writer.write_table(table)
+            rows += n
+    return rows
+
+
+def write(loader: Loader, refs: Sequence[SeriesRef], span: Range, fmt: Format, path: Path) -> None:
+    """Write the selection to ``path`` in ``fmt``."""
+    if fmt not in FORMATS:
+        raise ValueError(f"format={fmt!r} is not one of {', '.join(FORMATS)}")
+    if fmt == "parquet":
+        write_parquet(loader, refs, span, path)
+        return
+    chunks = csv_chunks if fmt == "csv" else json_chunks
+    with open(path, "wb") as handle:
+        for chunk in chunks(loader, refs, span):
+            handle.write(chunk)

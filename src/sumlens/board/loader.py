@@ -1,0 +1,546 @@
+"""The dashboard's loader: follows every run under a base directory while the server runs.
+
+Each poll walks the base directory (:mod:`sumlens.board.discover`), and reads every event
+file from the byte offset where the last read stopped (:func:`sumlens.io.read_file_scalars`),
+so new points appear while training runs and a torn last record is read once complete.
+Points go to the on-disk :class:`~sumlens.board.store.ColumnStore`; memory holds only each
+series' length and ends, whatever the base directory holds.
+
+Rules, per run:
+
+* **Ranks stay apart.** A run's files are grouped by the rank in their names; each rank
+  has its own series (TensorBoard files carry no rank: one group).
+* **Files of one rank are read in order** (rotated files continue one another). If a file
+  read before shrank, was replaced or vanished, or a new file sorts before one already
+  read, the rank's series are rebuilt from the start.
+* **Steps going back drop what follows** (as TensorBoard's "preemption"): a point whose step
+  is not above the series' last step removes the points at and after that step, so a run
+  resumed from a checkpoint shows one line. A later file that starts at or before where an
+  earlier file started marks the run as holding *several trainings* (MindSpore's docs ask
+  for one training per directory; MindInsight overlays them silently).
+* **Damage is counted, never fatal**: corrupt records, resynchronised bytes and files with
+  no record are counted per run and shown; an unexpected error marks the run, not the server.
+
+Reading uses the numba engine once its kernels are loaded; until then (a fresh install
+compiles them for ~20 s in a child process) the python engine reads, with the same
+results, so the first start serves at once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from sumlens.board.discover import Discovery, FoundFile, FoundRun, discover
+from sumlens.board.store import POINT, ColumnStore, series_key
+from sumlens.io import (
+    Event,
+    NotAnEventFileError,
+    ReadStats,
+    fast_engine_cached,
+    fast_engine_ready,
+    read_file_scalars,
+)
+from sumlens.io.naming import file_rank
+
+_log = logging.getLogger("sumlens.board")
+
+Engine = Literal["auto", "numba", "python"]
+READ_LIMIT = 64 * 1024 * 1024
+"""Bytes of one file read per call: bounds the memory a huge file needs while it loads."""
+SMALL_READ = 4 * 1024 * 1024
+"""Unread bytes the python engine takes on while the numba kernels are still loading."""
+KERNEL_WAIT = 5.0
+"""Seconds a large read waits for cached numba kernels to load before reading in Python."""
+SAVE_EVERY = 5.0
+"""Seconds between state saves while a long first pass goes on."""
+HEAD_BYTES = 64
+"""Leading bytes of a file remembered to tell a grown file from a replaced one."""
+
+
+@dataclass
+class FileState:
+    """How far one event file has been read, and what reading it met."""
+
+    name: str
+    kind: str
+    rank: int | None
+    size: int = 0
+    mtime_ns: int = 0
+    offset: int = 0
+    head: str = ""
+    records: int = 0
+    corrupt_records: int = 0
+    skipped_bytes: int = 0
+    unreadable: bool = False
+
+
+@dataclass
+class SeriesState:
+    """One stored series: where its file is and its ends (steps strictly increase)."""
+
+    rank: int | None
+    tag: str
+    key: str
+    count: int = 0
+    first_step: int = 0
+    last_step: int = 0
+    first_wall: float = 0.0
+    last_wall: float = 0.0
+    last_file: str = ""
+
+
+@dataclass
+class RunState:
+    """Everything the loader knows of one run."""
+
+    id: str
+    path: str
+    files: dict[str, FileState] = field(default_factory=dict)
+    order: dict[str, list[str]] = field(default_factory=dict)
+    series: dict[str, SeriesState] = field(default_factory=dict)
+    tags: dict[str, list[str]] = field(default_factory=dict)
+    created: float | None = None
+    updated: float = 0.0
+    several_trainings: bool = False
+    restarts: int = 0
+    stale_points_dropped: int = 0
+    status: str = "loading"
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The state as plain JSON-able data (what the store saves)."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunState:
+        """The inverse of :meth:`to_dict`."""
+        run = cls(**{k: v for k, v in data.items() if k not in ("files", "series")})
+        run.files = {name: FileState(**f) for name, f in data["files"].items()}
+        run.series = {name: SeriesState(**s) for name, s in data["series"].items()}
+        return run
+
+    def summary(self) -> dict[str, Any]:
+        """The run as ``/api/v1/runs`` lists it."""
+        tags = {plugin: sorted(names) for plugin, names in self.tags.items() if names}
+        scalar_tags = sorted({s.tag for s in self.series.values() if s.count})
+        if scalar_tags:
+            tags["scalar"] = scalar_tags
+        ranks = sorted({s.rank for s in self.series.values() if s.rank is not None})
+        return {
+            "id": self.id,
+            "created": self.created,
+            "updated": self.updated,
+            "status": self.status,
+            "error": self.error,
+            "tags": tags,
+            "ranks": ranks,
+            "points": sum(s.count for s in self.series.values()),
+            "files": len(self.files),
+            "damage": {
+                "corrupt_records": sum(f.corrupt_records for f in self.files.values()),
+                "skipped_bytes": sum(f.skipped_bytes for f in self.files.values()),
+                "unreadable_files": sum(f.unreadable for f in self.files.values()),
+            },
+            "several_trainings": self.several_trainings,
+            "restarts": self.restarts,
+            "stale_points_dropped": self.stale_points_dropped,
+        }
+
+
+def _group(rank: int | None) -> str:
+    return "-" if rank is None else str(rank)
+
+
+def _series_name(rank: int | None, tag: str) -> str:
+    return f"{_group(rank)}\0{tag}"
+
+
+def _head(path: Path) -> str:
+    with open(path, "rb") as handle:
+        return hashlib.sha1(handle.read(HEAD_BYTES)).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class SeriesRef:
+    """A series as queries see it: which run, rank and tag, and how many points."""
+
+    run: str
+    rank: int | None
+    tag: str
+    key: str
+    count: int
+    first_wall: float
+
+
+class Loader:
+    """Follows the runs of ``base_dir`` into a :class:`ColumnStore` kept in ``workspace``."""
+
+    def __init__(
+        self,
+        base_dir: Path,
+        workspace: Path,
+        reload_interval: float = 3.0,
+        engine: Engine = "auto",
+    ) -> None:
+        self.base_dir = Path(base_dir)
+        self.reload_interval = reload_interval
+        self.engine_choice = engine
+        self.store = ColumnStore(Path(workspace), self.base_dir)
+        self.version = 0
+        self.loading = True
+        self.truncated = False
+        self.engine_used = "python"
+        self.passes = 0
+        self._runs: dict[str, RunState] = {}
+        self._dirty: set[str] = set()
+        self._gone: set[str] = set()
+        self._lock = threading.RLock()  # runs table, and series files while they change
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._pass_done = threading.Condition(self._lock)
+        self._restore()
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> None:
+        """Poll in a background thread every ``reload_interval`` seconds."""
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="sumlens-loader", daemon=True)
+            self._thread.start()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop polling, save the state and release the cache directory."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+        with self._lock:
+            self._save()
+            self.store.close()
+
+    def wait_for_pass(self, passes: int = 1, timeout: float = 60.0) -> bool:
+        """Wait until ``passes`` polls have completed since the loader was made."""
+        deadline = time.monotonic() + timeout
+        with self._pass_done:
+            while self.passes < passes:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._pass_done.wait(left)
+        return True
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.poll()
+            except Exception:  # the server keeps serving what it has
+                _log.exception("the loader's poll failed; retrying in %.1f s", self.reload_interval)
+            self._stop.wait(self.reload_interval)
+
+    # ------------------------------------------------------------------ queries
+
+    def runs(self) -> list[dict[str, Any]]:
+        """Every run's summary (see :meth:`RunState.summary`), sorted by id."""
+        with self._lock:
+            return [self._runs[name].summary() for name in sorted(self._runs)]
+
+    def has_run(self, run_id: str) -> bool:
+        """Whether ``run_id`` names a run being served."""
+        with self._lock:
+            return run_id in self._runs
+
+    def series(self, run_id: str) -> list[SeriesRef]:
+        """The scalar series of a run (empty for an unknown run), by rank then tag."""
+        with self._lock:
+            run = self._runs.get(run_id)
+            if run is None:
+                return []
+            refs = [
+                SeriesRef(run_id, s.rank, s.tag, s.key, s.count, s.first_wall)
+                for s in run.series.values()
+                if s.count
+            ]
+        return sorted(refs, key=lambda r: (-1 if r.rank is None else r.rank, r.tag))
+
+    def points(self, ref: SeriesRef) -> np.ndarray:
+        """The points of a series (:data:`~sumlens.board.store.POINT` records), as now."""
+        with self._lock:
+            run = self._runs.get(ref.run)
+            state = run.series.get(_series_name(ref.rank, ref.tag)) if run else None
+            if state is None or state.count == 0:
+                return np.empty(0, dtype=POINT)
+            return self.store.read(state.key, state.count)
+
+    # ------------------------------------------------------------------ polling
+
+    def poll(self) -> bool:
+        """Walk the base directory once and read whatever changed; True if anything did."""
+        found = discover(self.base_dir)
+        if found.truncated and not self.truncated:
+            _log.warning(
+                "the walk of %s stopped at a bound (%d runs listed); runs beyond it are not shown",
+                self.base_dir,
+                len(found.runs),
+            )
+        self.truncated = found.truncated
+        changed = self._forget_gone(found)
+        saved_at = time.monotonic()
+        # new runs first, so a cold start lists everything soon
+        order = sorted(found.runs.values(), key=lambda r: (r.id in self._runs, r.id))
+        for found_run in order:
+            if self._stop.is_set():
+                break
+            if self._update_run(found_run):
+                changed = True
+            if time.monotonic() - saved_at > SAVE_EVERY:
+                with self._lock:
+                    self._save()
+                saved_at = time.monotonic()
+        with self._pass_done:
+            self._save()
+            self.loading = False
+            self.passes += 1
+            self._pass_done.notify_all()
+        return changed
+
+    def _forget_gone(self, found: Discovery) -> bool:
+        with self._lock:
+            gone = [name for name in self._runs if name not in found.runs]
+            for name in gone:
+                run = self._runs.pop(name)
+                for series in run.series.values():
+                    self.store.truncate(series.key, 0)
+                self._gone.add(name)
+                self._dirty.discard(name)
+            if gone:
+                self.version += 1
+            return bool(gone)
+
+    def _update_run(self, found: FoundRun) -> bool:
+        with self._lock:
+            run = self._runs.get(found.id)
+            if run is None:
+                run = RunState(found.id, str(found.path))
+                self._runs[found.id] = run
+                self.version += 1
+        if not self._changed(run, found):
+            return False
+        try:
+            self._read_run(run, found)
+        except Exception as err:  # one run's trouble must not stop the others
+            _log.exception("reading run %s failed", found.id)
+            with self._lock:
+                run.status, run.error = "error", f"{type(err).__name__}: {err}"
+        with self._lock:
+            if run.status == "loading":
+                run.status = "ready"
+            run.updated = max((f.mtime_ns for f in found.files), default=0) / 1e9
+            self._dirty.add(run.id)
+            self.version += 1
+        return True
+
+    @staticmethod
+    def _changed(run: RunState, found: FoundRun) -> bool:
+        if run.status == "loading" or len(found.files) != len(run.files):
+            return True
+        for file in found.files:
+            state = run.files.get(file.name)
+            if state is None or state.size != file.size or state.mtime_ns != file.mtime_ns:
+                return True
+        return False
+
+    def _read_run(self, run: RunState, found: FoundRun) -> None:
+        groups: dict[str, list[FoundFile]] = {}
+        for file in found.files:
+            groups.setdefault(_group(file_rank(file.name)), []).append(file)
+        with self._lock:
+            for group in set(run.order) - set(groups):  # every file of a rank vanished
+                self._reset_group(run, group)
+                del run.order[group]
+            for name in set(run.files) - {f.name for f in found.files}:
+                run.files.pop(name, None)
+        for group, files in groups.items():
+            if not self._continues(run, group, files, found.path):
+                with self._lock:
+                    self._reset_group(run, group)
+            for file in files:
+                if self._stop.is_set():
+                    return
+                self._read_file(run, file, found.path)
+            with self._lock:
+                run.order[group] = [f.name for f in files]
+
+    def _continues(
+        self, run: RunState, group: str, files: list[FoundFile], directory: Path
+    ) -> bool:
+        """Whether the files read before are still there, in order, and only grew."""
+        read_before = run.order.get(group, [])
+        if [f.name for f in files[: len(read_before)]] != read_before:
+            return False
+        for file in files[: len(read_before)]:
+            state = run.files.get(file.name)
+            if state is None or file.size < state.offset:
+                return False
+            if state.offset and (state.size, state.mtime_ns) != (file.size, file.mtime_ns):
+                try:
+                    if _head(directory / file.name) != state.head:
+                        return False
+                except OSError:
+                    return False
+        return True
+
+    def _reset_group(self, run: RunState, group: str) -> None:
+        for name in [n for n, s in run.series.items() if _group(s.rank) == group]:
+            self.store.truncate(run.series.pop(name).key, 0)
+        for name in run.order.get(group, []):
+            run.files.pop(name, None)
+        run.order[group] = []
+
+    def _read_file(self, run: RunState, file: FoundFile, directory: Path) -> None:
+        state = run.files.get(file.name)
+        if state is None:
+            state = FileState(file.name, file.kind, file_rank(file.name))
+            with self._lock:
+                run.files[file.name] = state
+        path = directory / file.name
+        if state.unreadable and state.size == file.size:
+            return
+        while state.offset < file.size and not self._stop.is_set():
+            stats = ReadStats()
+            try:
+                if not state.head:
+                    state.head = _head(path)
+                columns, end = read_file_scalars(
+                    path,
+                    file.kind,
+                    start=state.offset,
+                    engine=self._engine(file.size - state.offset),
+                    stats=stats,
+                    other=self._tag_collector(run),
+                    limit=READ_LIMIT,
+                )
+            except NotAnEventFileError:
+                state.unreadable = True
+                state.size, state.mtime_ns = file.size, file.mtime_ns
+                return
+            except FileNotFoundError:  # removed while listed: the next walk sees it gone
+                return
+            state.unreadable = False
+            with self._lock:
+                for tag, (steps, walls, values) in columns.items():
+                    self._append(run, state, tag, steps, walls, values)
+                state.records += stats.records
+                state.corrupt_records += stats.corrupt_records
+                state.skipped_bytes += stats.skipped_bytes
+                moved = end > state.offset
+                state.offset = end
+                self.version += 1
+            if not moved:
+                break  # a torn tail: read again once the file grows
+        state.size, state.mtime_ns = file.size, file.mtime_ns
+
+    def _tag_collector(self, run: RunState) -> Callable[[Event], None]:
+        seen = {plugin: set(tags) for plugin, tags in run.tags.items()}
+
+        def collect(event: Event) -> None:
+            tags = seen.setdefault(event.plugin, set())
+            if event.tag not in tags:
+                tags.add(event.tag)
+                with self._lock:
+                    run.tags[event.plugin] = sorted(tags)
+            if run.created is None or event.wall_time < run.created:
+                run.created = event.wall_time
+
+        return collect
+
+    def _engine(self, unread: int) -> str:
+        if self.engine_choice != "auto":
+            engine = self.engine_choice
+        else:
+            worth_waiting = unread > SMALL_READ and fast_engine_cached()
+            ready = fast_engine_ready() or (worth_waiting and fast_engine_ready(KERNEL_WAIT))
+            engine = "numba" if ready else "python"
+        self.engine_used = engine
+        return engine
+
+    def _append(
+        self,
+        run: RunState,
+        file: FileState,
+        tag: str,
+        steps: np.ndarray,
+        walls: np.ndarray,
+        values: np.ndarray,
+    ) -> None:
+        """Add a file's new points of one tag to its series, dropping what a restart replaces."""
+        if steps.size == 0:
+            return
+        name = _series_name(file.rank, tag)
+        series = run.series.get(name)
+        if series is None:
+            series = SeriesState(file.rank, tag, series_key(run.id, file.rank, tag))
+            run.series[name] = series
+        # within the chunk: a point survives if every later step is above it
+        later_min = np.minimum.accumulate(steps[::-1])[::-1]
+        keep = np.ones(steps.size, dtype=bool)
+        keep[:-1] = steps[:-1] < later_min[1:]
+        lowest = int(later_min[0])
+        dropped = int(steps.size - np.count_nonzero(keep))
+        if series.count and lowest <= series.last_step:
+            if lowest < series.last_step:
+                run.restarts += 1
+            if series.last_file != file.name and lowest <= series.first_step:
+                run.several_trainings = True
+            cut = int(np.searchsorted(self.store.steps(series.key, series.count), lowest))
+            dropped += series.count - cut
+            self.store.truncate(series.key, cut)
+            series.count = cut
+        if not keep.all():
+            steps, walls, values = steps[keep], walls[keep], values[keep]
+        points = np.empty(steps.size, dtype=POINT)
+        points["step"], points["wall"], points["value"] = steps, walls, values
+        self.store.append(series.key, points)
+        if series.count == 0:
+            series.first_step, series.first_wall = int(steps[0]), float(walls[0])
+        series.count += int(steps.size)
+        series.last_step, series.last_wall = int(steps[-1]), float(walls[-1])
+        series.last_file = file.name
+        run.stale_points_dropped += dropped
+        first_wall = float(walls.min())
+        if run.created is None or first_wall < run.created:
+            run.created = first_wall
+
+    # ------------------------------------------------------------------ persistence
+
+    def _restore(self) -> None:
+        """Take up the state a previous server over the same base directory saved."""
+        for run_id, data in self.store.load_states():
+            try:
+                run = RunState.from_dict(data)
+            except (KeyError, TypeError):
+                self._gone.add(run_id)
+                continue
+            if all(self.store.fit(s.key, s.count) for s in run.series.values()):
+                self._runs[run_id] = run
+            else:  # series files lost points: read the run again
+                for series in run.series.values():
+                    self.store.truncate(series.key, 0)
+                self._gone.add(run_id)
+        if self._runs:
+            self.version += 1
+
+    def _save(self) -> None:
+        if not self._dirty and not self._gone:
+            return
+        states = [(name, self._runs[name].to_dict()) for name in self._dirty if name in self._runs]
+        self.store.save_states(states, self._gone)
+        self._dirty.clear()
+        self._gone.clear()

@@ -1,0 +1,122 @@
+"""What a dashboard server is told: one checked, immutable settings object.
+
+Every entry point (``sumlens start``, ``serve``, ``export``, the tests) builds a
+:class:`BoardSettings` through :meth:`BoardSettings.create`, so a bad value fails once,
+in the caller, with one line naming the argument, the value and what is allowed.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+"""Host names that mean this machine only; binding anything else exposes the dashboard."""
+DEFAULT_WORKSPACE = Path("~/.sumlens")
+_PREFIX_RE = re.compile(r"(/[A-Za-z0-9._~-]+)+")
+_HOST_RE = re.compile(r"[A-Za-z0-9.-]+|\[?[0-9A-Fa-f:.]+\]?")
+
+
+class BoardSettingsError(ValueError):
+    """A setting of the dashboard is not allowed; the message names it and what is allowed."""
+
+
+@dataclass(frozen=True)
+class BoardSettings:
+    """The dashboard's settings (build them with :meth:`create`, which checks them)."""
+
+    base_dir: Path
+    host: str = "127.0.0.1"
+    port: int = 8080
+    reload_interval: float = 3.0
+    workspace: Path = DEFAULT_WORKSPACE
+    url_path_prefix: str = ""
+    allowed_hosts: tuple[str, ...] = ()
+
+    @classmethod
+    def create(
+        cls,
+        base_dir: str | Path,
+        host: str = "127.0.0.1",
+        port: int = 8080,
+        reload_interval: float = 3.0,
+        workspace: str | Path | None = None,
+        url_path_prefix: str = "",
+        allowed_hosts: str | tuple[str, ...] | list[str] = (),
+    ) -> BoardSettings:
+        """Checked settings: the base directory must exist, the rest be in range."""
+        base = Path(base_dir).expanduser()
+        if not base.exists():
+            raise BoardSettingsError(f"--summary-base-dir {str(base_dir)!r} does not exist")
+        if not base.is_dir():
+            raise BoardSettingsError(f"--summary-base-dir {str(base_dir)!r} is not a directory")
+        if not isinstance(port, int) or isinstance(port, bool) or not 0 <= port <= 65535:
+            raise BoardSettingsError(f"--port {port!r} is not allowed: use 0 to 65535")
+        if not isinstance(host, str) or not _HOST_RE.fullmatch(host):
+            raise BoardSettingsError(f"--host {host!r} is not a host name or IP address")
+        try:
+            interval = float(reload_interval)
+        except (TypeError, ValueError):
+            interval = math.nan
+        if not (math.isfinite(interval) and 0.05 <= interval <= 86400):
+            raise BoardSettingsError(
+                f"--reload-interval {reload_interval!r} is not allowed: use seconds from "
+                "0.05 to 86400"
+            )
+        return cls(
+            base_dir=base.resolve(),
+            host=host,
+            port=port,
+            reload_interval=interval,
+            workspace=Path(workspace or DEFAULT_WORKSPACE).expanduser(),
+            url_path_prefix=normalise_prefix(url_path_prefix),
+            allowed_hosts=_hosts(allowed_hosts),
+        )
+
+    @property
+    def binds_locally(self) -> bool:
+        """Whether the server is reachable from this machine only."""
+        return self.host in LOCAL_HOSTS or _is_loopback(self.host)
+
+    def accepted_hosts(self) -> frozenset[str]:
+        """Host header names (without port) a request may carry (DNS-rebinding guard)."""
+        names = {*LOCAL_HOSTS, "[::1]", self.host.lower(), *self.allowed_hosts}
+        return frozenset(name.lower() for name in names)
+
+
+def normalise_prefix(prefix: str) -> str:
+    """``""`` or ``/a/b``: a leading slash, no trailing one, URL-safe path segments only."""
+    if not isinstance(prefix, str):
+        raise BoardSettingsError(f"--url-path-prefix {prefix!r} must be a string")
+    trimmed = prefix.strip().rstrip("/")
+    if not trimmed:
+        return ""
+    if not trimmed.startswith("/"):
+        trimmed = "/" + trimmed
+    if not _PREFIX_RE.fullmatch(trimmed) or any(part in (".", "..") for part in trimmed.split("/")):
+        raise BoardSettingsError(
+            f"--url-path-prefix {prefix!r} is not allowed: use path segments of letters, "
+            "digits, '.', '_', '~' and '-', like /sumlens"
+        )
+    return trimmed
+
+
+def _hosts(value: str | tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    items = value.split(",") if isinstance(value, str) else list(value)
+    hosts = tuple(item.strip().lower() for item in items if item.strip())
+    for host in hosts:
+        if not _HOST_RE.fullmatch(host):
+            raise BoardSettingsError(
+                f"--allowed-hosts entry {host!r} is not a host name or IP address"
+            )
+    return hosts
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
