@@ -61,7 +61,8 @@ _GROW_TAGS = 3
 # Slots of the int64 state array shared by the kernel and Python.
 _S_POINTS, _S_FALLBACK, _S_TAGS, _S_TAG_BYTES = 0, 1, 2, 3
 _S_RECORDS, _S_CORRUPT, _S_SKIPPED, _S_RECORD_INDEX = 4, 5, 6, 7
-_STATE_SIZE = 8
+_S_WANT_OTHER = 8  # 1: MindSpore records holding other values go to protobuf too
+_STATE_SIZE = 9
 
 # Slots of the descriptor the kernel builds: addresses and sizes of everything it uses.
 _D_TAG_BYTES, _D_TAG_BYTES_CAP, _D_TAG_START, _D_TAG_LEN, _D_TAG_BAD = 0, 1, 2, 3, 4
@@ -671,6 +672,8 @@ def _ms_event(buf, pos, end, rec, npts, d):
                 return _PTS_FULL, npts
             _emit(d, n, tid, step, wall, value, rec)
             n += 1
+        elif _ld_i64(_get(d, _D_STATE), 8 * _S_WANT_OTHER) != 0:  # the caller wants it
+            return _FALLBACK, npts
         elif not _utf8_ok(buf, tag_pos, tag_n):  # protobuf refuses the record: it decides
             return _FALLBACK, npts
     if pos != end:
@@ -1120,6 +1123,7 @@ def scan_file_scalars_from(
     with open(path, "rb", buffering=0) as handle:
         size = os.fstat(handle.fileno()).st_size
         bufs = _Buffers(max(1024, min((size - start) // 32, 1 << 22)))
+        bufs.state[_S_WANT_OTHER] = other is not None
         chunk = np.empty(0, dtype=np.uint8)
         offset = start
         ordinal = 0

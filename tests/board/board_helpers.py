@@ -1,0 +1,91 @@
+"""Runs written for the dashboard's tests, and the real server on a free loopback port."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import uvicorn
+
+from sumlens import SummaryRecord
+from sumlens.board.app import create_app
+from sumlens.board.settings import BoardSettings
+
+
+def write_run(
+    directory: Path,
+    steps: range | list[int],
+    fmt: str = "mindspore",
+    tags: tuple[str, ...] = ("loss",),
+    value=lambda tag, step: 1.0 / step,
+) -> None:
+    """One run of scalar ``tags`` at ``steps`` (values from ``value(tag, step)``)."""
+    with SummaryRecord(directory, file_format=fmt) as record:
+        for step in steps:
+            for tag in tags:
+                record.add_value("scalar", tag, value(tag, step))
+            record.record(step)
+
+
+def free_port() -> int:
+    """A TCP port nothing listens on right now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@contextlib.contextmanager
+def running_server(settings: BoardSettings, timeout: float = 30.0) -> Iterator[str]:
+    """The real app under uvicorn in a thread; yields its base URL; stops it afterwards."""
+    server = uvicorn.Server(
+        uvicorn.Config(
+            create_app(settings),
+            host=settings.host,
+            port=settings.port,
+            log_level="warning",
+            lifespan="on",
+        )
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + timeout
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("the dashboard server did not start")
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{settings.port}{settings.url_path_prefix}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout)
+
+
+def wait_until(condition, timeout: float = 30.0, interval: float = 0.05):  # type: ignore[no-untyped-def]
+    """Poll ``condition()`` until it returns something truthy (returned) or time runs out."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = condition()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout} s")
+        time.sleep(interval)
+
+
+def tb_ema(values: np.ndarray, weight: float) -> np.ndarray:
+    """TensorBoard's de-biased EMA, written out as a plain loop (the reference)."""
+    out = np.empty(values.size)
+    last, count = 0.0, 0
+    for i, y in enumerate(values.tolist()):
+        if not np.isfinite(y):
+            out[i] = y
+            continue
+        last = last * weight + (1 - weight) * y
+        count += 1
+        out[i] = last / (1 - weight**count) if weight else last
+    return out

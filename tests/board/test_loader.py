@@ -1,0 +1,271 @@
+"""The dashboard's loader over real run directories: growth, damage, restarts, removal."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from board_helpers import write_run
+
+from sumlens import SummaryRecord
+from sumlens.board.loader import Loader
+from sumlens.board.store import POINT
+from sumlens.io import encode_record, read_scalars
+from sumlens.io.naming import summary_file_name
+
+
+@pytest.fixture
+def base(tmp_path: Path) -> Path:
+    path = tmp_path / "base"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    return tmp_path / "workspace"
+
+
+def _loader(base: Path, workspace: Path, engine: str = "auto") -> Loader:
+    return Loader(base, workspace, reload_interval=0.1, engine=engine)  # type: ignore[arg-type]
+
+
+def _runs(loader: Loader) -> dict[str, dict]:
+    return {run["id"]: run for run in loader.runs()}
+
+
+def _steps(loader: Loader, run: str, tag: str = "loss", rank: int | None = 0) -> list[int]:
+    (ref,) = [r for r in loader.series(run) if r.tag == tag and r.rank == rank]
+    return loader.points(ref)["step"].tolist()
+
+
+def test_runs_at_any_depth_both_formats(base: Path, workspace: Path, golden_dir: Path) -> None:
+    write_run(base, range(1, 4))
+    write_run(base / "a" / "b" / "c", range(1, 11), fmt="tensorboard")
+    shutil.copytree(golden_dir / "collector", base / "golden")
+    (base / "empty" / "deeper").mkdir(parents=True)
+    (base / "notes.txt").write_text("not an event file")
+    loader = _loader(base, workspace)
+    loader.poll()
+    runs = _runs(loader)
+    assert sorted(runs) == ["./", "./a/b/c", "./golden"]
+    assert runs["./a/b/c"]["points"] == 10 and runs["./a/b/c"]["ranks"] == []
+    assert runs["./"]["tags"]["scalar"] == ["loss"] and runs["./"]["ranks"] == [0]
+    golden = runs["./golden"]
+    assert golden["status"] == "ready" and golden["files"] == 3
+    assert {"scalar", "image", "histogram", "graph", "train_lineage", "eval_lineage"} <= set(
+        golden["tags"]
+    )
+    # MindSpore writes each epoch's last step twice: the second replaces the first
+    expected = read_scalars(golden_dir / "collector")["loss/auto"]
+    assert _steps(loader, "./golden", "loss/auto") == sorted(set(expected[0].tolist()))
+    loader.stop()
+
+
+def test_engines_agree(base: Path, tmp_path: Path, golden_dir: Path) -> None:
+    write_run(base / "ms", range(1, 300), tags=("loss", "acc"))
+    write_run(base / "tb", range(1, 300), fmt="tensorboard", tags=("loss", "acc"))
+    shutil.copytree(golden_dir, base / "golden")
+    seen = {}
+    for engine in ("python", "numba"):
+        loader = _loader(base, tmp_path / engine, engine)
+        loader.poll()
+        seen[engine] = (
+            loader.runs(),
+            {
+                (run, ref.rank, ref.tag): loader.points(ref).tobytes()
+                for run in ("./ms", "./tb", "./golden/collector", "./golden/all_plugins")
+                for ref in loader.series(run)
+            },
+        )
+        loader.stop()
+    assert seen["python"] == seen["numba"]
+
+
+def test_a_growing_run_is_followed(base: Path, workspace: Path) -> None:
+    loader = _loader(base, workspace)
+    with SummaryRecord(base / "run") as record:
+        for step in range(1, 51):
+            record.add_value("scalar", "loss", float(step))
+            record.record(step)
+        record.flush()
+        loader.poll()
+        assert _steps(loader, "./run") == list(range(1, 51))
+        version = loader.version
+        for step in range(51, 81):
+            record.add_value("scalar", "loss", float(step))
+            record.record(step)
+        record.flush()
+        loader.poll()
+    assert _steps(loader, "./run") == list(range(1, 81))
+    assert loader.version > version
+    loader.stop()
+
+
+def _records(n: int, start: int = 1) -> list[bytes]:
+    from sumlens._proto import summary_pb2
+
+    out = []
+    for step in range(start, start + n):
+        event = summary_pb2.Event(wall_time=1000.0 + step, step=step)
+        value = event.summary.value.add()
+        value.tag, value.scalar_value = "loss", float(step)
+        out.append(encode_record(event.SerializeToString()))
+    return out
+
+
+def test_a_torn_file_is_read_once_complete(base: Path, workspace: Path) -> None:
+    run = base / "run"
+    run.mkdir()
+    path = run / summary_file_name(1000, rank=0, host="h")
+    records = _records(10)
+    data = b"".join(records)
+    path.write_bytes(data[: len(data) - 7])  # the last record is torn
+    loader = _loader(base, workspace)
+    loader.poll()
+    assert _steps(loader, "./run") == list(range(1, 10))
+    assert _runs(loader)["./run"]["damage"]["corrupt_records"] == 0
+    path.write_bytes(data)  # the writer finished it
+    loader.poll()
+    assert _steps(loader, "./run") == list(range(1, 11))
+    loader.stop()
+
+
+def test_a_damaged_record_is_counted_and_skipped(base: Path, workspace: Path) -> None:
+    run = base / "run"
+    run.mkdir()
+    records = _records(10)
+    broken = bytearray(records[4])
+    broken[20] ^= 0xFF  # inside the payload: its CRC fails
+    records[4] = bytes(broken)
+    (run / summary_file_name(1000, rank=0, host="h")).write_bytes(b"".join(records))
+    (run / summary_file_name(999, rank=0, host="junk")).write_bytes(b"\x00" * 100)
+    loader = _loader(base, workspace)
+    loader.poll()
+    summary = _runs(loader)["./run"]
+    assert summary["damage"] == {"corrupt_records": 1, "skipped_bytes": 0, "unreadable_files": 1}
+    assert _steps(loader, "./run") == [1, 2, 3, 4, 6, 7, 8, 9, 10]
+    loader.stop()
+
+
+def test_a_resumed_run_drops_the_replaced_points(base: Path, workspace: Path) -> None:
+    write_run(base / "run", range(1, 101), value=lambda tag, step: 1.0)
+    write_run(base / "run", range(61, 91), value=lambda tag, step: 2.0)  # resumed at 60
+    loader = _loader(base, workspace)
+    loader.poll()
+    (ref,) = loader.series("./run")
+    points = loader.points(ref)
+    assert points["step"].tolist() == list(range(1, 91))
+    assert (points["value"][:60] == 1.0).all() and (points["value"][60:] == 2.0).all()
+    summary = _runs(loader)["./run"]
+    assert summary["stale_points_dropped"] == 40 and summary["restarts"] == 1
+    assert not summary["several_trainings"]
+    loader.stop()
+
+
+def test_two_trainings_in_one_directory_are_flagged(base: Path, workspace: Path) -> None:
+    write_run(base / "run", range(1, 21))
+    write_run(base / "run", range(1, 11))
+    loader = _loader(base, workspace)
+    loader.poll()
+    assert _runs(loader)["./run"]["several_trainings"]
+    assert _steps(loader, "./run") == list(range(1, 11))
+    loader.stop()
+
+
+def test_ranks_stay_apart(base: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for rank in (0, 1):
+        monkeypatch.setenv("RANK", str(rank))
+        write_run(base / "run", range(1, 6), value=lambda tag, step, r=rank: float(r))
+    loader = _loader(base, workspace)
+    loader.poll()
+    assert _runs(loader)["./run"]["ranks"] == [0, 1]
+    for rank in (0, 1):
+        (ref,) = [r for r in loader.series("./run") if r.rank == rank]
+        assert (loader.points(ref)["value"] == rank).all() and ref.count == 5
+    loader.stop()
+
+
+def test_deleted_and_renamed_runs(base: Path, workspace: Path) -> None:
+    write_run(base / "a", range(1, 6))
+    write_run(base / "b", range(1, 6))
+    loader = _loader(base, workspace)
+    loader.poll()
+    (ref,) = loader.series("./a")
+    series_file = loader.store.path(ref.key)
+    assert series_file.exists()
+    shutil.rmtree(base / "a")
+    (base / "b").rename(base / "c")
+    loader.poll()
+    assert sorted(_runs(loader)) == ["./c"]
+    assert loader.series("./a") == [] and not series_file.exists()
+    assert _steps(loader, "./c") == [1, 2, 3, 4, 5]
+    loader.stop()
+
+
+def test_a_replaced_or_shrunk_file_is_read_again(base: Path, workspace: Path) -> None:
+    run = base / "run"
+    run.mkdir()
+    path = run / summary_file_name(1000, rank=0, host="h")
+    path.write_bytes(b"".join(_records(20)))
+    loader = _loader(base, workspace)
+    loader.poll()
+    assert len(_steps(loader, "./run")) == 20
+    path.write_bytes(b"".join(_records(5, start=100)))  # shorter: another file now
+    loader.poll()
+    assert _steps(loader, "./run") == list(range(100, 105))
+    path.write_bytes(b"".join(_records(30, start=500)))  # longer, but a different head
+    loader.poll()
+    assert _steps(loader, "./run") == list(range(500, 530))
+    loader.stop()
+
+
+def test_reopening_resumes_from_the_saved_state(base: Path, workspace: Path) -> None:
+    write_run(base / "a", range(1, 201), tags=("loss", "acc"))
+    write_run(base / "b", range(1, 51), fmt="tensorboard")
+    loader = _loader(base, workspace)
+    loader.poll()
+    before = loader.runs()
+    files = sorted(loader.store.root.glob("series/*/*.bin"))
+    stamps = [f.stat().st_mtime_ns for f in files]
+    loader.stop()
+    again = _loader(base, workspace)
+    assert again.runs() == before  # known before any poll
+    again.poll()
+    assert again.runs() == before
+    assert [f.stat().st_mtime_ns for f in files] == stamps  # nothing was read again
+    write_run(base / "b", range(51, 61), fmt="tensorboard")  # a new file while it was down
+    again.poll()
+    assert _steps(again, "./b", rank=None) == list(range(1, 61))
+    again.stop()
+
+
+def test_a_series_file_longer_than_saved_is_cut_back(base: Path, workspace: Path) -> None:
+    write_run(base / "a", range(1, 11))
+    loader = _loader(base, workspace)
+    loader.poll()
+    (ref,) = loader.series("./a")
+    path = loader.store.path(ref.key)
+    loader.stop()
+    with open(path, "ab") as handle:  # a crash between appending and saving the state
+        handle.write(np.zeros(3, dtype=POINT).tobytes())
+    again = _loader(base, workspace)
+    assert _steps(again, "./a") == list(range(1, 11))
+    assert path.stat().st_size == 10 * POINT.itemsize
+    again.stop()
+
+
+def test_two_servers_over_one_base_dir_keep_separate_caches(base: Path, workspace: Path) -> None:
+    write_run(base / "a", range(1, 11))
+    first, second = _loader(base, workspace), _loader(base, workspace)
+    assert first.store.root != second.store.root
+    first.poll()
+    second.poll()
+    assert first.runs() == second.runs()
+    first.stop()
+    second.stop()
+    third = _loader(base, workspace)
+    assert third.store.root == first.store.root  # the lock was released
+    third.stop()

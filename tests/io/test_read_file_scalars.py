@@ -1,0 +1,82 @@
+"""``read_file_scalars``: reading a growing file piece by piece gives what one read gives."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sumlens import SummaryRecord
+from sumlens.io import Event, ReadStats, read_file_scalars, read_scalars
+from sumlens.io.reader import resolve_files
+
+
+def _write(directory: Path, fmt: str, steps: range) -> Path:
+    with SummaryRecord(directory, file_format=fmt) as record:
+        for step in steps:
+            record.add_value("scalar", "loss", 1.0 / step)
+            record.add_value("scalar", "acc", step / 100.0)
+            if step % 10 == 0:
+                record.add_value("histogram", "w", np.arange(8, dtype=np.float32) * step)
+            record.record(step)
+    (path,) = [p for p in resolve_files(directory) if "lineage" not in p.name]
+    return path
+
+
+@pytest.mark.parametrize("fmt", ["mindspore", "tensorboard"])
+def test_pieces_add_up_to_one_read(tmp_path: Path, fmt: str, scalar_engine: str) -> None:
+    path = _write(tmp_path, fmt, range(1, 201))
+    data = path.read_bytes()
+    whole = read_scalars(path, engine=scalar_engine)
+    grown = tmp_path / "grown" / path.name
+    grown.parent.mkdir()
+    parts: dict[str, list[np.ndarray]] = {}
+    others: list[Event] = []
+    offset = 0
+    for cut in (0, 7, 1000, len(data) // 2 + 3, len(data) - 5, len(data)):
+        grown.write_bytes(data[:cut])  # the writer got this far (records may be torn)
+        stats = ReadStats()
+        columns, end = read_file_scalars(
+            grown, start=offset, engine=scalar_engine, stats=stats, other=others.append
+        )
+        assert offset <= end <= cut
+        assert stats.corrupt_records == 0 and stats.torn_tail_bytes == cut - end
+        for tag, (steps, _, values) in columns.items():
+            parts.setdefault(tag, []).append(np.stack([steps, values]))
+        offset = end
+    assert offset == len(data)
+    assert sorted(parts) == sorted(whole)
+    for tag, (steps, _, values) in whole.items():
+        joined = np.concatenate(parts[tag], axis=1)
+        np.testing.assert_array_equal(joined[0], steps)
+        np.testing.assert_array_equal(joined[1], values)
+    assert {(e.plugin, e.tag) for e in others} == {("histogram", "w")}
+    assert len(others) == 20
+
+
+def test_limit_reads_a_bounded_piece(tmp_path: Path, scalar_engine: str) -> None:
+    path = _write(tmp_path, "tensorboard", range(1, 3001))
+    offset, steps = 0, []
+    calls = 0
+    while True:
+        columns, end = read_file_scalars(
+            path, "tensorboard", start=offset, engine=scalar_engine, limit=1
+        )
+        calls += 1
+        if end == offset:
+            break
+        steps.append(columns["loss"][0])
+        offset = end
+    assert offset == path.stat().st_size
+    np.testing.assert_array_equal(np.concatenate(steps), np.arange(1, 3001))
+
+
+def test_bad_arguments_are_named(tmp_path: Path) -> None:
+    path = _write(tmp_path, "mindspore", range(1, 3))
+    with pytest.raises(ValueError, match="start=-1"):
+        read_file_scalars(path, start=-1)
+    with pytest.raises(ValueError, match="kind='csv'"):
+        read_file_scalars(path, kind="csv")
+    with pytest.raises(ValueError, match="engine='fast'"):
+        read_file_scalars(path, engine="fast")  # type: ignore[arg-type]
