@@ -13,7 +13,7 @@ MI_VENV    := $(HOME)/.cache/sumlens/mindinsight-venv
 MI_STAMP   := $(MI_VENV)/.sumlens-installed-mindinsight-$(MI_VERSION)
 MINDINSIGHT_BIN := $(MI_VENV)/bin/mindinsight
 
-.PHONY: demo test lint proto bench bench-anchors bench-write bench-train bench-collector bench-thor \
+.PHONY: demo test lint chromium-check proto bench bench-anchors bench-write bench-train bench-collector bench-thor \
 	bench-landscape mindinsight clean
 
 $(STAMP): pyproject.toml Makefile
@@ -24,10 +24,12 @@ $(STAMP): pyproject.toml Makefile
 	$(PY) -m pip install --quiet -e ".[all,test]"
 	touch $(STAMP)
 
+# Trains the digits CNN at two learning rates into ./demo_runs, then serves the dashboard on
+# http://127.0.0.1:8080/ until Ctrl+C (DEMO_PORT=N for another port).
 demo: $(STAMP)
-	$(PY) examples/quickstart.py
+	$(PY) examples/demo.py
 
-test: $(STAMP) $(MI_STAMP)
+test: $(STAMP) $(MI_STAMP) chromium-check
 	$(PY) -m ruff check src tests benchmarks examples
 	MINDINSIGHT_BIN=$(MINDINSIGHT_BIN) $(PY) -m pytest
 
@@ -41,6 +43,12 @@ $(MI_STAMP):
 	touch $(MI_STAMP)
 
 mindinsight: $(MI_STAMP)
+
+# The dashboard's browser tests drive Debian's Chromium; without it they would fail one by one.
+CHROMIUM := /usr/bin/chromium
+chromium-check:
+	@test -x $(CHROMIUM) || { echo "make test: $(CHROMIUM) is missing; the browser tests need \
+	Debian's Chromium: run 'sudo apt-get install chromium' (.ci/run does it)" >&2; exit 1; }
 
 lint: $(STAMP)
 	$(PY) -m ruff check src tests benchmarks examples

@@ -1,8 +1,10 @@
 """The ``sumlens`` command line.
 
-Subcommands grow with the project (the dashboard adds ``start``/``stop``/``serve``);
-today: ``--version``, ``demo`` (write a small run and read it back) and ``read`` (print
-what an event file or run directory holds, with any damage found).
+``--version``; ``demo`` (write a small run and read it back); ``read`` (print what an event
+file or run directory holds, with any damage found); the dashboard's ``start`` (in the
+background), ``stop`` and ``serve`` (in the foreground), and ``export`` (the scalars of
+many runs to one CSV, JSON or Parquet file). The dashboard's modules are
+imported inside the subcommands, so ``sumlens --version`` stays instant.
 """
 
 from __future__ import annotations
@@ -12,8 +14,12 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sumlens._version import __version__
+
+if TYPE_CHECKING:
+    from sumlens.board.settings import BoardSettings
 
 
 def _read(path: str) -> int:
@@ -38,10 +44,158 @@ def _read(path: str) -> int:
     return 0
 
 
-def _fail(message: str) -> int:
+def _fail(message: str, command: str = "read") -> int:
     """Say what went wrong on stderr, in one line, and return the exit status 1."""
-    print(f"sumlens read: error: {message}", file=sys.stderr)
+    print(f"sumlens {command}: error: {message}", file=sys.stderr)
     return 1
+
+
+def _say(kind: str, message: str, command: str) -> None:
+    print(f"sumlens {command}: {kind}: {message}", file=sys.stderr)
+
+
+def _board_options(parser: argparse.ArgumentParser) -> None:
+    """The options of ``start`` and ``serve`` (their defaults are BoardSettings')."""
+    base = parser.add_mutually_exclusive_group(required=True)
+    base.add_argument(
+        "--summary-base-dir",
+        dest="base_dir",
+        metavar="DIR",
+        help="the folder whose runs (directories of event files, at any depth) are shown",
+    )
+    base.add_argument(
+        "--logdir", dest="base_dir", metavar="DIR", help="the same, as TensorBoard names it"
+    )
+    parser.add_argument("--port", help="port to listen on (default 8080)")
+    parser.add_argument(
+        "--host", help="address to listen on (default 127.0.0.1: this machine only)"
+    )
+    parser.add_argument(
+        "--reload-interval",
+        metavar="SECONDS",
+        help="seconds between looks for new data (default 3)",
+    )
+    parser.add_argument(
+        "--workspace", metavar="DIR", help="pid files, logs and caches (default ~/.sumlens)"
+    )
+    parser.add_argument(
+        "--url-path-prefix",
+        metavar="PREFIX",
+        help="serve under this path, e.g. /sumlens behind a reverse proxy",
+    )
+    parser.add_argument(
+        "--allowed-hosts",
+        metavar="H1,H2",
+        help="Host header names accepted besides the bound address and localhost",
+    )
+
+
+def _board_settings(args: argparse.Namespace) -> BoardSettings:
+    """Checked settings from the options given (BoardSettings.create raises on bad values)."""
+    from sumlens.board.settings import BoardSettings
+
+    options = ("host", "reload_interval", "workspace", "url_path_prefix", "allowed_hosts")
+    given = {name: getattr(args, name) for name in options if getattr(args, name) is not None}
+    if args.port is not None:
+        given["port"] = _integer(args.port)
+    return BoardSettings.create(base_dir=args.base_dir, **given)
+
+
+def _integer(text: str) -> int | str:
+    """``text`` as an int when it is one; else as given, for the caller's check to name."""
+    try:
+        return int(text)
+    except ValueError:
+        return text
+
+
+def _start(args: argparse.Namespace) -> int:
+    """Start the dashboard in the background; print its address once it answers."""
+    from sumlens.board import daemon
+    from sumlens.board.settings import DEFAULT_WORKSPACE, BoardSettingsError
+
+    try:
+        settings = _board_settings(args)
+        outcome = daemon.start(settings)
+    except (BoardSettingsError, daemon.DaemonError) as err:
+        return _fail(str(err), "start")
+    except KeyboardInterrupt:
+        return _fail("interrupted before the server answered; it was stopped", "start")
+    for note in outcome.notes:
+        _say("note", note, "start")
+    server = outcome.server
+    workspace = settings.workspace.resolve()
+    where = (
+        "" if workspace == DEFAULT_WORKSPACE.expanduser().resolve() else f" --workspace {workspace}"
+    )
+    print(f"sumlens dashboard: {server.url}")
+    print(f"  serving {server.base_dir} (pid {server.pid}, log {server.log})")
+    print(f"  stop it with: sumlens stop --port {server.port}{where}")
+    warning = daemon.exposure_warning(settings)
+    if warning:
+        _say("warning", warning, "start")
+    return 0
+
+
+def _stop(args: argparse.Namespace) -> int:
+    """Stop the dashboard on ``--port`` (or the only one running)."""
+    from sumlens.board import daemon
+    from sumlens.board.settings import DEFAULT_WORKSPACE
+
+    port = None if args.port is None else _integer(args.port)
+    if isinstance(port, str) or (port is not None and not 1 <= port <= 65535):
+        return _fail(f"--port {args.port!r} is not allowed: use 1 to 65535", "stop")
+    try:
+        outcome = daemon.stop(Path(args.workspace or DEFAULT_WORKSPACE), port)
+    except daemon.DaemonError as err:
+        return _fail(str(err), "stop")
+    for note in outcome.notes:
+        _say("note", note, "stop")
+    server = outcome.server
+    how = " (it ignored SIGTERM: killed)" if outcome.killed else ""
+    print(f"stopped the sumlens dashboard on port {server.port} (pid {server.pid}){how}")
+    return 0
+
+
+def _serve(args: argparse.Namespace) -> int:
+    """Run the dashboard in the foreground until Ctrl+C or SIGTERM."""
+    from sumlens.board import daemon
+    from sumlens.board.settings import BoardSettingsError
+
+    try:
+        settings = _board_settings(args)
+        daemon.check_port_free(settings)
+    except (BoardSettingsError, daemon.DaemonError) as err:
+        return _fail(str(err), "serve")
+    from sumlens.board.serve import serve  # warns itself when the host is not local
+
+    print(f"sumlens dashboard: {settings.url()} (Ctrl+C stops it)", flush=True)
+    serve(settings)
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    """Write the scalars of many runs to one CSV, JSON or Parquet file."""
+    from sumlens.board.export import export_runs
+    from sumlens.board.query import QueryError
+    from sumlens.board.settings import BoardSettings, BoardSettingsError
+
+    try:
+        settings = BoardSettings.create(base_dir=args.base_dir, workspace=args.workspace)
+        out = Path(args.output)
+        if not out.parent.is_dir():
+            raise BoardSettingsError(
+                f"-o {args.output!r}: the folder {str(out.parent)!r} does not exist"
+            )
+        runs, series = export_runs(
+            settings.base_dir, settings.workspace, out, args.format, args.runs, args.tags
+        )
+    except (BoardSettingsError, QueryError) as err:
+        return _fail(str(err), "export")
+    except OSError as err:
+        return _fail(f"{err.filename!r}: {err.strerror}", "export")
+    print(f"wrote {series} series of {runs} runs to {out}")
+    return 0
 
 
 def _demo(logdir: str | None) -> int:
@@ -68,11 +222,37 @@ def main(argv: Sequence[str] | None = None) -> int:
     read.add_argument("path")
     demo = commands.add_parser("demo", help="write a small run and read it back")
     demo.add_argument("logdir", nargs="?", default=None)
+    start = commands.add_parser("start", help="start the dashboard in the background")
+    _board_options(start)
+    stop = commands.add_parser("stop", help="stop a dashboard started with `sumlens start`")
+    stop.add_argument("--port", help="the dashboard's port (needed when several run)")
+    stop.add_argument("--workspace", metavar="DIR", help="as given to start (default ~/.sumlens)")
+    serve = commands.add_parser("serve", help="run the dashboard in the foreground")
+    _board_options(serve)
+    export = commands.add_parser("export", help="write the scalars of many runs to one file")
+    base = export.add_mutually_exclusive_group(required=True)
+    base.add_argument("--summary-base-dir", dest="base_dir", metavar="DIR")
+    base.add_argument("--logdir", dest="base_dir", metavar="DIR", help="the same")
+    export.add_argument("--runs", metavar="REGEX", help="runs whose id matches (default: all)")
+    export.add_argument("--tags", metavar="REGEX", help="tags that match (default: all)")
+    export.add_argument("--format", choices=("csv", "json", "parquet"), required=True)
+    export.add_argument("-o", "--output", metavar="FILE", required=True)
+    export.add_argument(
+        "--workspace", metavar="DIR", help="where the column cache lives (default ~/.sumlens)"
+    )
     args = parser.parse_args(argv)
     if args.command == "read":
         return _read(args.path)
     if args.command == "demo":
         return _demo(args.logdir)
+    if args.command == "start":
+        return _start(args)
+    if args.command == "stop":
+        return _stop(args)
+    if args.command == "serve":
+        return _serve(args)
+    if args.command == "export":
+        return _export(args)
     parser.print_help()
     return 0
 

@@ -35,22 +35,25 @@ def smooth(values: np.ndarray, weight: float, method: Method = "ema") -> np.ndar
     if weight <= 0 or values.size == 0:
         return values.copy()
     finite = np.isfinite(values)
-    out = values.copy()
-    y = values[finite]
+    every = bool(finite.all())
+    y = values if every else values[finite]
     if y.size == 0:
-        return out
+        return values.copy()
     if method == "ema":
-        averaged = lfilter([1.0 - weight], [1.0, -weight], y)
-        with np.errstate(under="ignore"):
-            debias = 1.0 - np.power(weight, np.arange(1, y.size + 1, dtype=np.float64))
-        out[finite] = averaged / debias
+        smoothed = lfilter([1.0 - weight], [1.0, -weight], y)
+        # 1 - w**n is 1.0 in float64 once w**n < 2**-53: only the first terms need dividing
+        terms = min(y.size, int(np.ceil(-53 * np.log(2) / np.log(weight))) + 1)
+        smoothed[:terms] /= 1.0 - np.power(weight, np.arange(1, terms + 1, dtype=np.float64))
     else:
         window = max(1, round(1.0 / (1.0 - weight)))
         sums = np.cumsum(y)
-        lagged = np.zeros_like(sums)
-        lagged[window:] = sums[:-window]
-        counts = np.minimum(np.arange(1, y.size + 1), window)
-        out[finite] = (sums - lagged) / counts
+        smoothed = sums.copy()
+        smoothed[window:] -= sums[:-window]
+        smoothed /= np.minimum(np.arange(1, y.size + 1), window)
+    if every:
+        return smoothed
+    out = values.copy()
+    out[finite] = smoothed
     return out
 
 

@@ -101,9 +101,9 @@ def write_parquet(loader: Loader, refs: Sequence[SeriesRef], span: Range, path: 
             n = points.size
             table = pa.table(
                 {
-                    "run": pa.array([ref.run] * n, pa.string()),
-                    "rank": pa.array([ref.rank] * n, pa.int64()),
-                    "tag": pa.array([ref.tag] * n, pa.string()),
+                    "run": pa.repeat(pa.scalar(ref.run, pa.string()), n),
+                    "rank": pa.repeat(pa.scalar(ref.rank, pa.int64()), n),
+                    "tag": pa.repeat(pa.scalar(ref.tag, pa.string()), n),
                     "step": np.ascontiguousarray(points["step"]),
                     "wall_time": np.ascontiguousarray(points["wall"]),
                     "value": np.ascontiguousarray(points["value"]),
@@ -126,3 +126,30 @@ def write(loader: Loader, refs: Sequence[SeriesRef], span: Range, fmt: Format, p
     with open(path, "wb") as handle:
         for chunk in chunks(loader, refs, span):
             handle.write(chunk)
+
+
+def export_runs(
+    base_dir: Path,
+    workspace: Path,
+    out: Path,
+    fmt: Format,
+    run_regex: str | None = None,
+    tag_regex: str | None = None,
+) -> tuple[int, int]:
+    """Read every run under ``base_dir`` and write the matching series to ``out``.
+
+    Returns ``(runs, series)`` written. The workspace's column cache makes a second export
+    of the same base directory read only what was added since.
+    """
+    from sumlens.board.query import select
+
+    if fmt not in FORMATS:
+        raise ValueError(f"format={fmt!r} is not one of {', '.join(FORMATS)}")
+    loader = Loader(base_dir, workspace)
+    try:
+        loader.poll()
+        refs = select(loader, run_regex=run_regex or ".*", tag_regex=tag_regex or ".*")
+        write(loader, refs, Range(), fmt, out)
+    finally:
+        loader.stop()
+    return len({ref.run for ref in refs}), len(refs)

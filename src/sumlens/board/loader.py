@@ -33,7 +33,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -118,7 +118,12 @@ class RunState:
 
     def to_dict(self) -> dict[str, Any]:
         """The state as plain JSON-able data (what the store saves)."""
-        return asdict(self)
+        data = dict(vars(self))
+        data["files"] = {name: dict(vars(f)) for name, f in self.files.items()}
+        data["series"] = {name: dict(vars(s)) for name, s in self.series.items()}
+        data["order"] = {group: list(names) for group, names in self.order.items()}
+        data["tags"] = {plugin: list(names) for plugin, names in self.tags.items()}
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunState:
@@ -293,9 +298,15 @@ class Loader:
         self.truncated = found.truncated
         changed = self._forget_gone(found)
         saved_at = time.monotonic()
-        # new runs first, so a cold start lists everything soon
-        order = sorted(found.runs.values(), key=lambda r: (r.id in self._runs, r.id))
-        for found_run in order:
+        with self._lock:  # every run is listed (as loading) before any is read
+            new = [run for run in found.runs.values() if run.id not in self._runs]
+            for found_run in new:
+                self._runs[found_run.id] = RunState(found_run.id, str(found_run.path))
+            if new:
+                self.version += 1
+        # runs never read first, so a cold start shows every run's data soon
+        runs = sorted(found.runs.values(), key=lambda r: self._runs[r.id].status != "loading")
+        for found_run in runs:
             if self._stop.is_set():
                 break
             if self._update_run(found_run):
@@ -326,11 +337,7 @@ class Loader:
 
     def _update_run(self, found: FoundRun) -> bool:
         with self._lock:
-            run = self._runs.get(found.id)
-            if run is None:
-                run = RunState(found.id, str(found.path))
-                self._runs[found.id] = run
-                self.version += 1
+            run = self._runs[found.id]
         if not self._changed(run, found):
             return False
         try:

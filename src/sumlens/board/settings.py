@@ -53,8 +53,8 @@ class BoardSettings:
             raise BoardSettingsError(f"--summary-base-dir {str(base_dir)!r} does not exist")
         if not base.is_dir():
             raise BoardSettingsError(f"--summary-base-dir {str(base_dir)!r} is not a directory")
-        if not isinstance(port, int) or isinstance(port, bool) or not 0 <= port <= 65535:
-            raise BoardSettingsError(f"--port {port!r} is not allowed: use 0 to 65535")
+        if not isinstance(port, int) or isinstance(port, bool) or not 1 <= port <= 65535:
+            raise BoardSettingsError(f"--port {port!r} is not allowed: use 1 to 65535")
         if not isinstance(host, str) or not _HOST_RE.fullmatch(host):
             raise BoardSettingsError(f"--host {host!r} is not a host name or IP address")
         try:
@@ -80,6 +80,13 @@ class BoardSettings:
     def binds_locally(self) -> bool:
         """Whether the server is reachable from this machine only."""
         return self.host in LOCAL_HOSTS or _is_loopback(self.host)
+
+    def url(self, path: str = "/") -> str:
+        """The address of ``path`` on the server, as a browser on this machine reaches it."""
+        host = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(self.host, self.host)
+        if ":" in host and not host.startswith("["):
+            host = f"[{host}]"
+        return f"http://{host}:{self.port}{self.url_path_prefix}{path}"
 
     def accepted_hosts(self) -> frozenset[str]:
         """Host header names (without port) a request may carry (DNS-rebinding guard)."""

@@ -672,9 +672,10 @@ def _ms_event(buf, pos, end, rec, npts, d):
                 return _PTS_FULL, npts
             _emit(d, n, tid, step, wall, value, rec)
             n += 1
-        elif _ld_i64(_get(d, _D_STATE), 8 * _S_WANT_OTHER) != 0:  # the caller wants it
-            return _FALLBACK, npts
-        elif not _utf8_ok(buf, tag_pos, tag_n):  # protobuf refuses the record: it decides
+        elif (
+            _ld_i64(_get(d, _D_STATE), 8 * _S_WANT_OTHER) != 0  # the caller wants the value
+            or not _utf8_ok(buf, tag_pos, tag_n)  # protobuf refuses the record: it decides
+        ):
             return _FALLBACK, npts
     if pos != end:
         return _FALLBACK, npts

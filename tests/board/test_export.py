@@ -1,0 +1,124 @@
+"""``sumlens export``: many runs to one file, holding what the API serves."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from board_helpers import free_port, running_server, wait_until, write_run
+
+from sumlens.board.settings import BoardSettings
+from sumlens.cli import main
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory: pytest.TempPathFactory, golden_dir: Path) -> Path:
+    path = tmp_path_factory.mktemp("export") / "base"
+    write_run(path / "exp" / "a", range(1, 301), tags=("loss", "acc"))
+    write_run(path / "exp" / "b", range(1, 201), fmt="tensorboard", tags=("loss", "lr"))
+    write_run(path / 'other, "quoted"', range(1, 4))
+    shutil.copytree(golden_dir / "collector", path / "golden")
+    return path
+
+
+def _api_rows(base: Path, tmp_path: Path, runs: list[str], tag_regex: str) -> list[tuple]:
+    """Every point the API serves for the selection, as export rows."""
+    import urllib.parse
+    import urllib.request
+
+    settings = BoardSettings.create(base, port=free_port(), workspace=tmp_path / "api-ws")
+    with running_server(settings) as url:
+
+        def fetch(path: str) -> dict:
+            with urllib.request.urlopen(url + path, timeout=30) as response:
+                return json.loads(response.read())
+
+        wait_until(lambda: not fetch("/api/v1/runs")["loading"])
+        query = urllib.parse.urlencode(
+            {"run": runs, "tag_regex": tag_regex, "points": 20000}, doseq=True
+        )
+        series = fetch(f"/api/v1/scalars?{query}")["series"]
+    return [
+        (s["run"], s["rank"], s["tag"], step, wall, value)
+        for s in series
+        for step, wall, value in zip(s["step"], s["wall"], s["value"], strict=True)
+    ]
+
+
+def test_every_format_holds_what_the_api_serves(base: Path, tmp_path: Path) -> None:
+    expected = _api_rows(base, tmp_path, ["./exp/a", "./exp/b"], "^(loss|lr)$")
+    assert len(expected) == 300 + 200 + 200
+    for fmt in ("csv", "json", "parquet"):
+        out = tmp_path / f"out.{fmt}"
+        code = main(
+            [
+                "export",
+                "--summary-base-dir",
+                str(base),
+                "--runs",
+                "^\\./exp/",
+                "--tags",
+                "^(loss|lr)$",
+                "--format",
+                fmt,
+                "-o",
+                str(out),
+                "--workspace",
+                str(tmp_path / "ws"),
+            ]
+        )
+        assert code == 0
+        if fmt == "csv":
+            with open(out, newline="") as handle:
+                rows = [
+                    (r["run"], int(r["rank"]) if r["rank"] else None, r["tag"], int(r["step"]),
+                     float(r["wall_time"]), float(r["value"]))
+                    for r in csv.DictReader(handle)
+                ]  # fmt: skip
+        elif fmt == "json":
+            rows = [
+                (s["run"], s["rank"], s["tag"], *point)
+                for s in json.loads(out.read_text())["series"]
+                for point in zip(s["step"], s["wall_time"], s["value"], strict=True)
+            ]
+        else:
+            rows = [tuple(r.values()) for r in pq.read_table(out).to_pylist()]
+        assert rows == expected, fmt
+
+
+def test_names_that_need_quoting_survive_csv(base: Path, tmp_path: Path) -> None:
+    out = tmp_path / "quoted.csv"
+    assert main(["export", "--logdir", str(base), "--runs", "other", "--format", "csv",
+                 "-o", str(out), "--workspace", str(tmp_path / "ws")]) == 0  # fmt: skip
+    with open(out, newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert {r["run"] for r in rows} == {'./other, "quoted"'} and len(rows) == 3
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--summary-base-dir", "/nonexistent/dir"], "does not exist"),
+        (["--runs", "(unclosed"], "run_regex='(unclosed'"),
+        (["--tags", "*bad"], "tag_regex='*bad'"),
+        (["-o", "/nonexistent/dir/out.csv"], "does not exist"),
+    ],
+)
+def test_bad_arguments_fail_in_one_line(
+    base: Path, tmp_path: Path, args: list[str], message: str
+) -> None:
+    defaults = {"--summary-base-dir": str(base), "-o": str(tmp_path / "o.csv")}
+    for flag in args[::2]:
+        defaults.pop(flag, None)
+    argv = [sys.executable, "-m", "sumlens", "export", "--format", "csv", "--workspace",
+            str(tmp_path / "ws"), *[x for kv in defaults.items() for x in kv], *args]  # fmt: skip
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1
+    assert done.stderr.count("\n") == 1 and message in done.stderr, done.stderr
+    assert done.stderr.startswith("sumlens export: error:")
