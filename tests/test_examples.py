@@ -1,4 +1,4 @@
-"""The quickstart (what `make demo` runs) works end to end."""
+"""The quickstart (write a run in both formats and read it back) works end to end."""
 
 from __future__ import annotations
 
