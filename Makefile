@@ -14,7 +14,7 @@ MI_STAMP   := $(MI_VENV)/.sumlens-installed-mindinsight-$(MI_VERSION)
 MINDINSIGHT_BIN := $(MI_VENV)/bin/mindinsight
 
 .PHONY: demo test lint chromium-check proto bench bench-anchors bench-write bench-train bench-collector bench-thor \
-	bench-landscape mindinsight clean
+	bench-landscape bench-board mindinsight clean
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -87,6 +87,10 @@ bench-collector: $(STAMP)
 
 bench-thor: $(STAMP)
 	$(PY) benchmarks/bench_thor.py
+
+# The dashboard against TensorBoard, its Rust data server and MindInsight (needs Chromium too).
+bench-board: $(STAMP) $(MI_STAMP) chromium-check
+	$(PY) benchmarks/bench_board.py
 
 # loss-landscapes is the third method of bench_landscape.py (numpy only besides torch).
 bench-landscape: $(STAMP)

@@ -20,13 +20,17 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
-from scipy.signal import lfilter
 from tsdownsample import NaNMinMaxDownsampler
 
 Method = Literal["ema", "average"]
 METHODS = ("ema", "average")
 MAX_POINTS = 20_000
 """The most points one series may ask for."""
+
+
+def prepare() -> None:
+    """Import what smoothing needs (scipy.signal takes ~0.5 s): call it off the hot path."""
+    import scipy.signal  # noqa: F401
 
 
 def smooth(values: np.ndarray, weight: float, method: Method = "ema") -> np.ndarray:
@@ -40,6 +44,8 @@ def smooth(values: np.ndarray, weight: float, method: Method = "ema") -> np.ndar
     if y.size == 0:
         return values.copy()
     if method == "ema":
+        from scipy.signal import lfilter  # imported by prepare() while the server starts
+
         smoothed = lfilter([1.0 - weight], [1.0, -weight], y)
         # 1 - w**n is 1.0 in float64 once w**n < 2**-53: only the first terms need dividing
         terms = min(y.size, int(np.ceil(-53 * np.log(2) / np.log(weight))) + 1)

@@ -203,7 +203,7 @@ class Loader:
         self.version = 0
         self.loading = True
         self.truncated = False
-        self.engine_used = "python"
+        self.engine_used: str | None = None
         self.passes = 0
         self._runs: dict[str, RunState] = {}
         self._dirty: set[str] = set()
@@ -212,7 +212,7 @@ class Loader:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._pass_done = threading.Condition(self._lock)
-        self._restore()
+        self._restored = False
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -288,6 +288,8 @@ class Loader:
 
     def poll(self) -> bool:
         """Walk the base directory once and read whatever changed; True if anything did."""
+        if not self._restored:
+            self.restore()
         found = discover(self.base_dir)
         if found.truncated and not self.truncated:
             _log.warning(
@@ -317,7 +319,9 @@ class Loader:
                 saved_at = time.monotonic()
         with self._pass_done:
             self._save()
-            self.loading = False
+            if self.loading:
+                self.loading = False
+                self.version += 1
             self.passes += 1
             self._pass_done.notify_all()
         return changed
@@ -440,6 +444,12 @@ class Loader:
                 return
             except FileNotFoundError:  # removed while listed: the next walk sees it gone
                 return
+            except OSError as err:  # unreadable (permissions, I/O error): counted, said once
+                if not state.unreadable:
+                    _log.warning("cannot read %s: %s", path, err)
+                state.unreadable = True
+                state.size, state.mtime_ns = file.size, file.mtime_ns
+                return
             state.unreadable = False
             with self._lock:
                 for tag, (steps, walls, values) in columns.items():
@@ -527,8 +537,19 @@ class Loader:
 
     # ------------------------------------------------------------------ persistence
 
-    def _restore(self) -> None:
-        """Take up the state a previous server over the same base directory saved."""
+    def restore(self) -> None:
+        """Take up the state a previous server over the same base directory saved.
+
+        The first :meth:`poll` does it (in the loader's thread, so a server answers
+        before it is done); call it first to list the saved runs without reading.
+        """
+        with self._lock:
+            if self._restored:
+                return
+            self._restored = True
+            self._restore_saved()
+
+    def _restore_saved(self) -> None:
         for run_id, data in self.store.load_states():
             try:
                 run = RunState.from_dict(data)

@@ -46,6 +46,7 @@ class ColumnStore:
     def __init__(self, workspace: Path, base_dir: Path) -> None:
         self.root, self._lock_handle = _claim(workspace / "cache", base_dir)
         (self.root / "series").mkdir(exist_ok=True)
+        self._series_dir = os.fspath(self.root / "series")
         self._db = sqlite3.connect(self.root / "state.db", check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
@@ -105,8 +106,8 @@ class ColumnStore:
 
     def fit(self, key: str, count: int) -> bool:
         """Cut a series file back to ``count`` points; False if it holds fewer."""
-        try:
-            size = self.path(key).stat().st_size
+        try:  # os.stat on a str: ~5x cheaper than pathlib, and a re-open checks every series
+            size = os.stat(f"{self._series_dir}/{key[:2]}/{key}.bin").st_size
         except FileNotFoundError:
             return count == 0
         if size < count * POINT.itemsize:

@@ -1,0 +1,1745 @@
+"""Dashboard speed: the sumlens board server against TensorBoard, its data server and MindInsight.
+
+Two tables from one run (``benchmarks/README.md``, section ``bench_board.py``, says what each
+row times and why):
+
+(a) *Time to every point.* On the anchors' files (the 46 MB TensorBoard file of
+    ``bench_read.py``; MindSpore files of 100k steps x 1 tag and x 10 tags), each alone in a
+    base directory: from launching a server until every tag is listed and every point can
+    be fetched over its API. Contenders: ``sumlens serve`` (cold workspace, warm workspace,
+    and an empty numba cache apart), ``tensorboard``, the Rust data server alone, MindInsight
+    (capped). They run interleaved, once per round in a rotating order; ratios are taken per
+    round and summarised by median and range.
+(b) *Scale.* A base directory of 1,000 runs x 10 tags x 1,000 steps plus 10 runs of one
+    1M-point series (both formats, 20M points): first data served after a cold start, warm
+    re-open, the scalars API on a 1M-point series, the server's peak memory; then, in
+    Chromium driven by Playwright over 10,000 small runs: every run listed, first paint of
+    the run list, scrolling.
+
+Usage: ``.venv/bin/python benchmarks/bench_board.py [--quick] [--only a|b] [--rounds 5]``.
+Data is generated once under ``benchmarks/data/board/``; raw timings go to
+``benchmarks/results/bench_board.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import functools
+import hashlib
+import json
+import os
+import platform
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from importlib import resources
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as dist_version
+from pathlib import Path
+from typing import Any
+
+import bench_read
+import httpx
+import numpy as np
+import orjson
+from bench_read import DATA_DIR, FILE_TIME, RESULTS_DIR, STEP_SECONDS, TAGS, WALL0, Spec
+
+from sumlens._proto import summary_pb2, tensorboard_pb2
+from sumlens.io import RecordWriter
+
+BOARD_DATA = DATA_DIR / "board"
+GENERATOR_VERSION = 1
+"""Bump when the generated base directories change, so cached ones are rebuilt."""
+SEED = 20_251_126
+LOSS_TAG = "loss"
+FILE_NAMES = {
+    "tensorboard": f"events.out.tfevents.{FILE_TIME}.bench",
+    "summary": f"events.out.events.summary.{FILE_TIME}.0.bench_MS",
+}
+FORMATS = {"tb": "tensorboard", "ms": "summary"}
+"""Directory name of each format in the generated base directories -> file kind."""
+
+POLL_S = 0.02
+"""Pause between polls of a listing (sumlens' /runs, TensorBoard's tags), for every server."""
+SLOW_POLL_S = 0.25
+"""Pause between polls of 1,010 runs once first data is served: a listing that large, asked
+for every 20 ms, would slow the very load it waits for."""
+MI_POLL_S = 0.25
+"""Pause between MindInsight polls (each asks for every tag's samples; it loads for seconds)."""
+LAUNCH_TIMEOUT_S = 300.0
+STOP_GRACE_S = 30.0
+"""Seconds a server gets to exit after SIGTERM (sumlens saves its state then) before SIGKILL."""
+VIEW_POINTS = 2_000
+"""Points per series of the dashboard's downsampled view (the scalars API's default)."""
+MI_SAMPLES = 1_000
+"""Scalar samples MindInsight keeps per tag (its MAX_SCALAR_STEP_SIZE_PER_TAG)."""
+MINDINSIGHT_BIN = Path(
+    os.environ.get("MINDINSIGHT_BIN", "~/.cache/sumlens/mindinsight-venv/bin/mindinsight")
+).expanduser()
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+ROW_SELECTOR = ".run-row:not([hidden])"
+"""The run list's rows as ``static/runlist.js`` draws them (pooled; unused ones are hidden)."""
+NOISE_TIE = bench_read.NOISE_TIE
+
+TARGETS = {
+    "tensorboard": 3.0,  # TensorBoard time / sumlens time
+    "data_server": 1.5,  # data server alone / sumlens
+    "mindinsight": 100.0,  # MindInsight / sumlens
+    "first_data_s": 5.0,
+    "warm_reopen_s": 1.0,
+    "query_p95_ms": 50.0,
+    "peak_rss_mb": 1024.0,
+    "browser_listed_s": 5.0,
+    "browser_paint_s": 1.0,
+    "scroll_p95_ms": 100.0,
+}
+
+
+# --------------------------------------------------------------------------------------
+# Test data
+# --------------------------------------------------------------------------------------
+
+
+def write_one_tag(path: Path, kind: str, steps: int, seed: int) -> None:
+    """One series ``LOSS_TAG`` of ``steps`` points (a noisy decaying curve), TB or MindSpore.
+
+    ``bench_read``'s writers always write its ten tags; files of one series are written
+    here the same way (protobuf messages framed by ``RecordWriter``), one event per step.
+    """
+    rng = np.random.default_rng(seed)
+    t = np.arange(steps, dtype=np.float64) / max(steps, 1)
+    values = (np.exp(-3.0 * t) + 0.05 * rng.standard_normal(steps)).astype(np.float32).tolist()
+    walls = (WALL0 + np.arange(steps, dtype=np.float64) * STEP_SECONDS).tolist()
+    with RecordWriter(path) as writer:
+        if kind == "tensorboard":
+            tb = tensorboard_pb2
+            writer.write(
+                tb.Event(wall_time=WALL0, file_version="brain.Event:2").SerializeToString()
+            )
+            for step in range(steps):
+                event = tb.Event(wall_time=walls[step], step=step)
+                event.summary.value.add(tag=LOSS_TAG, simple_value=values[step])
+                writer.write(event.SerializeToString())
+        else:
+            ms = summary_pb2
+            writer.write(ms.Event(wall_time=WALL0, version="MindSpore.Event:1").SerializeToString())
+            for step in range(steps):
+                event = ms.Event(wall_time=walls[step], step=step)
+                event.summary.value.add(tag=LOSS_TAG, scalar_value=values[step])
+                writer.write(event.SerializeToString())
+
+
+def write_ten_tags(path: Path, kind: str, spec: Spec) -> None:
+    """``bench_read``'s ten tags (and histograms, if ``spec`` has any) in one file."""
+    if kind == "tensorboard":
+        bench_read._write_tensorboard(path, spec)
+    else:
+        bench_read._write_mindspore(path, spec)
+
+
+def _listing(root: Path) -> tuple[int, int]:
+    """Event files under ``root`` and their total bytes (the manifest itself excluded)."""
+    files = size = 0
+    for directory, _, names in os.walk(root):
+        for name in names:
+            if name != "manifest.json":
+                files += 1
+                size += os.stat(os.path.join(directory, name)).st_size
+    return files, size
+
+
+def cached_dir(root: Path, wanted: dict[str, Any], build: Callable[[Path], None]) -> Path:
+    """``root``, rebuilt by ``build(staging)`` unless its manifest matches ``wanted``.
+
+    Like ``bench_read.ensure_data``: built in a staging directory and renamed into place,
+    so an interrupted build never passes for a complete one.
+    """
+    try:
+        saved = json.loads((root / "manifest.json").read_text())
+        if saved["wanted"] == wanted and list(_listing(root)) == [saved["files"], saved["bytes"]]:
+            return root
+    except (OSError, ValueError, KeyError):
+        pass
+    print(f"generating {root} ...", flush=True)
+    started = time.perf_counter()
+    if root.exists():
+        shutil.rmtree(root)
+    staging = root.with_name(f".{root.name}.staging")
+    if staging.exists():
+        shutil.rmtree(staging)
+    staging.mkdir(parents=True)
+    build(staging)
+    files, size = _listing(staging)
+    manifest = {"wanted": wanted, "files": files, "bytes": size}
+    (staging / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    staging.rename(root)
+    took = time.perf_counter() - started
+    print(f"  done in {took:.1f} s: {files:,} files, {size / 1e6:.1f} MB", flush=True)
+    return root
+
+
+class Progress:
+    """Prints how far a long generation got, about every ``every`` seconds."""
+
+    def __init__(self, total: int, what: str, every: float = 5.0) -> None:
+        self.total, self.what, self.every = total, what, every
+        self.started = self.last = time.perf_counter()
+        self.done = self.points = 0
+
+    def step(self, points: int) -> None:
+        """One more item (of ``points`` points) written."""
+        self.done += 1
+        self.points += points
+        now = time.perf_counter()
+        if now - self.last >= self.every or self.done == self.total:
+            self.last = now
+            print(
+                f"  {self.what}: {self.done:,}/{self.total:,}, {self.points / 1e6:.1f}M points, "
+                f"{now - self.started:.0f} s",
+                flush=True,
+            )
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """One file of table (a), alone in its base directory, and what it holds."""
+
+    key: str
+    base_dir: Path
+    kind: str
+    tags: tuple[str, ...]
+    steps: int
+    spec: Spec | None = None
+    """``bench_read``'s spec of the TensorBoard file (what its data-server timing checks)."""
+
+    @property
+    def points(self) -> int:
+        """Scalar points in the file."""
+        return self.steps * len(self.tags)
+
+    @property
+    def last_step(self) -> int:
+        """The step every series ends at."""
+        return self.steps - 1
+
+    @property
+    def label(self) -> str:
+        """What the file is, for the report."""
+        size = sum(p.stat().st_size for p in self.base_dir.iterdir()) / 1e6
+        what = "TensorBoard" if self.kind == "tensorboard" else "MindSpore"
+        extra = (
+            f" + {self.spec.histograms} histograms" if self.spec and self.spec.histograms else ""
+        )
+        return f"{what} {size:.2f} MB: {len(self.tags)} tag(s) x {self.steps:,} steps{extra}"
+
+
+def anchors(quick: bool) -> list[Anchor]:
+    """The three files of table (a), generated if missing (``--quick``: 2,000 steps)."""
+    spec = Spec(steps=2_000, histograms=4) if quick else Spec()
+    data = bench_read.ensure_data("quick" if quick else "full", spec)
+    steps = spec.steps
+
+    def build(staging: Path) -> None:
+        (staging / "ms1").mkdir()
+        write_one_tag(staging / "ms1" / FILE_NAMES["summary"], "summary", steps, SEED)
+        (staging / "ms10").mkdir()
+        write_ten_tags(staging / "ms10" / FILE_NAMES["summary"], "summary", Spec(steps, 0))
+
+    root = cached_dir(
+        BOARD_DATA / f"anchors-{steps}", {"generator": GENERATOR_VERSION, "steps": steps}, build
+    )
+    return [
+        Anchor("tb", data.tb_logdir, "tensorboard", TAGS, steps, spec),
+        Anchor("ms1", root / "ms1", "summary", (LOSS_TAG,), steps),
+        Anchor("ms10", root / "ms10", "summary", TAGS, steps),
+    ]
+
+
+@dataclass(frozen=True)
+class Shape:
+    """Sizes of table (b)'s base directories; half the runs of each kind are TensorBoard."""
+
+    small_runs: int = 500
+    """Runs per format of ``len(TAGS)`` tags x ``small_steps``."""
+    small_steps: int = 1_000
+    big_runs: int = 5
+    """Runs per format of one series of ``big_steps`` points."""
+    big_steps: int = 1_000_000
+    browser_runs: int = 10_000
+    """Runs (all formats) of the browser's base directory, one tag x ``browser_steps``."""
+    browser_steps: int = 10
+
+    def scale_points(self) -> dict[str, int]:
+        """Run id -> points, for every run of the scale base directory."""
+        points = {}
+        for fmt in FORMATS:
+            for i in range(self.small_runs):
+                points[f"./small/{fmt}/r{i:04d}"] = len(TAGS) * self.small_steps
+            for i in range(self.big_runs):
+                points[f"./big/{fmt}/r{i}"] = self.big_steps
+        return points
+
+    def browser_name(self, i: int) -> str:
+        """The directory name of the browser base directory's ``i``-th run."""
+        return f"r{i:05d}"
+
+    def big_ids(self) -> list[str]:
+        """The runs holding one ``big_steps``-point series, TB and MindSpore alternating."""
+        return [f"./big/{fmt}/r{i}" for i in range(self.big_runs) for fmt in FORMATS]
+
+
+FULL_SHAPE = Shape()
+QUICK_SHAPE = Shape(small_runs=10, small_steps=100, big_runs=1, big_steps=20_000, browser_runs=300)
+
+
+def scale_dir(shape: Shape) -> Path:
+    """The scale base directory (``small/{tb,ms}/rNNNN``, ``big/{tb,ms}/rN``), cached."""
+
+    def build(staging: Path) -> None:
+        runs = 2 * (shape.small_runs + shape.big_runs)
+        progress = Progress(runs, "scale runs written")
+        for fmt, kind in FORMATS.items():
+            for i in range(shape.small_runs):
+                run = staging / "small" / fmt / f"r{i:04d}"
+                run.mkdir(parents=True)
+                write_ten_tags(run / FILE_NAMES[kind], kind, Spec(shape.small_steps, 0, seed=i))
+                progress.step(len(TAGS) * shape.small_steps)
+        for fmt, kind in FORMATS.items():
+            for i in range(shape.big_runs):
+                run = staging / "big" / fmt / f"r{i}"
+                run.mkdir(parents=True)
+                write_one_tag(run / FILE_NAMES[kind], kind, shape.big_steps, SEED + i)
+                progress.step(shape.big_steps)
+
+    wanted = {"generator": GENERATOR_VERSION, "shape": asdict(shape), "what": "scale"}
+    name = f"scale-{shape.small_runs}x{shape.small_steps}-{shape.big_runs}x{shape.big_steps}"
+    return cached_dir(BOARD_DATA / name, wanted, build)
+
+
+def browser_dir(shape: Shape) -> Path:
+    """The browser's base directory: ``rNNNNN`` runs of one tag, TB and MindSpore alternating."""
+
+    def build(staging: Path) -> None:
+        progress = Progress(shape.browser_runs, "browser runs written")
+        for i in range(shape.browser_runs):
+            kind = "tensorboard" if i % 2 == 0 else "summary"
+            run = staging / shape.browser_name(i)
+            run.mkdir()
+            write_one_tag(run / FILE_NAMES[kind], kind, shape.browser_steps, SEED + i)
+            progress.step(shape.browser_steps)
+
+    wanted = {"generator": GENERATOR_VERSION, "shape": asdict(shape), "what": "browser"}
+    return cached_dir(
+        BOARD_DATA / f"browser-{shape.browser_runs}x{shape.browser_steps}", wanted, build
+    )
+
+
+# --------------------------------------------------------------------------------------
+# Launching servers
+# --------------------------------------------------------------------------------------
+
+
+class Processes:
+    """Every server this run starts: fresh ports, one log each, and an end for all of them.
+
+    Each process leads a session of its own, so whatever it starts (TensorBoard's data
+    server, sumlens' kernel compiler) is ended with it; :meth:`close` ends what is left,
+    MindInsight included, even when the benchmark fails.
+    """
+
+    def __init__(self) -> None:
+        self.log_dir = Path(tempfile.mkdtemp(prefix="bench-board-logs-"))
+        self.mindinsight_ports: set[int] = set()
+        self._live: list[subprocess.Popen[bytes]] = []
+        self._logs: dict[int, Path] = {}
+        self._ports: set[int] = set()
+
+    def port(self) -> int:
+        """A free port on 127.0.0.1, never handed out before in this run."""
+        while True:
+            with socket.socket() as sock:
+                sock.bind(("127.0.0.1", 0))
+                port = sock.getsockname()[1]
+            if port not in self._ports:
+                self._ports.add(port)
+                return port
+
+    def start(
+        self, name: str, args: Sequence[str], env: dict[str, str] | None = None
+    ) -> subprocess.Popen[bytes]:
+        """Start ``args`` with its output in a log file of its own."""
+        log = self.log_dir / f"{len(self._logs):03d}-{name}.log"
+        with open(log, "wb") as handle:
+            proc = subprocess.Popen(
+                list(args),
+                stdin=subprocess.DEVNULL,
+                stdout=handle,
+                stderr=subprocess.STDOUT,
+                env=env,
+                start_new_session=True,
+            )
+        self._logs[proc.pid] = log
+        self._live.append(proc)
+        return proc
+
+    def log_tail(self, proc: subprocess.Popen[bytes], lines: int = 20) -> str:
+        """The last lines ``proc`` printed."""
+        text = self._logs[proc.pid].read_text(errors="replace")
+        return "\n".join(text.splitlines()[-lines:])
+
+    def end(
+        self, proc: subprocess.Popen[bytes], group: bool = False, grace: float = STOP_GRACE_S
+    ) -> float:
+        """SIGTERM ``proc`` (its whole group if ``group``), SIGKILL what is left after ``grace``.
+
+        Returns the seconds ``proc`` took to exit. sumlens gets SIGTERM alone (it saves its
+        state then); the rest of its group (a kernel compiler) is killed afterwards.
+        """
+        started = time.perf_counter()
+        if proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                if group:
+                    os.killpg(proc.pid, signal.SIGTERM)
+                else:
+                    proc.send_signal(signal.SIGTERM)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(grace)
+        took = time.perf_counter() - started
+        with contextlib.suppress(ProcessLookupError):  # the group is gone once all exited
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        if proc in self._live:
+            self._live.remove(proc)
+        return took
+
+    def close(self) -> None:
+        """End every process still running and remove the logs."""
+        for port in sorted(self.mindinsight_ports):
+            stop_mindinsight(port)
+        for proc in list(self._live):
+            self.end(proc, group=True, grace=5.0)
+        shutil.rmtree(self.log_dir, ignore_errors=True)
+
+
+class Waiter:
+    """Paces a polling loop: fails as soon as the server exited, or once time is up."""
+
+    def __init__(
+        self,
+        procs: Processes,
+        proc: subprocess.Popen[bytes] | None,
+        name: str,
+        started: float,
+        timeout: float,
+    ) -> None:
+        self.procs, self.proc, self.name = procs, proc, name
+        self.started, self.timeout = started, timeout
+
+    def pause(self, seconds: float) -> None:
+        """Sleep ``seconds``, unless the server died or the deadline passed (then raise)."""
+        if self.proc is not None and self.proc.poll() is not None:
+            raise RuntimeError(
+                f"{self.name} exited with status {self.proc.returncode}; its output ends:\n"
+                + self.procs.log_tail(self.proc)
+            )
+        if time.perf_counter() - self.started > self.timeout:
+            raise TimeoutError(f"{self.name}: not done after {self.timeout:.0f} s")
+        time.sleep(seconds)
+
+
+def http(port: int, prefix: str = "") -> httpx.Client:
+    """A client of a server on 127.0.0.1 (no proxies from the environment)."""
+    return httpx.Client(base_url=f"http://127.0.0.1:{port}{prefix}", trust_env=False, timeout=120)
+
+
+def fetch(client: httpx.Client, path: str, params: Any = None) -> Any:
+    """The JSON body of ``GET path``, or None while the server does not answer it (yet)."""
+    try:
+        response = client.get(path, params=params)
+    except httpx.TransportError:
+        return None
+    if response.status_code != 200:
+        return None
+    return orjson.loads(response.content)
+
+
+@functools.cache
+def sumlens_serve_wired() -> bool:
+    """Whether this checkout's ``sumlens`` command has ``serve`` (asked once: a process start)."""
+    exe = Path(sys.executable).with_name("sumlens")
+    if not exe.is_file():
+        return False
+    done = subprocess.run([str(exe), "serve", "--help"], capture_output=True, check=False)
+    return done.returncode == 0
+
+
+SERVE_CODE = (
+    "import sys\n"
+    "from sumlens.board.serve import serve\n"
+    "from sumlens.board.settings import BoardSettings\n"
+    "serve(BoardSettings.create(sys.argv[1], port=int(sys.argv[2]), workspace=sys.argv[3]))\n"
+)
+
+
+def serve_command(base_dir: Path, port: int, workspace: Path) -> list[str]:
+    """``sumlens serve ...``, or the same through ``python -c`` if the CLI lacks ``serve``."""
+    if sumlens_serve_wired():
+        exe = str(Path(sys.executable).with_name("sumlens"))
+        where = ["--summary-base-dir", str(base_dir), "--workspace", str(workspace)]
+        return [exe, "serve", *where, "--port", str(port)]
+    return [sys.executable, "-c", SERVE_CODE, str(base_dir), str(port), str(workspace)]
+
+
+def read_status_kb(pid: int, field_name: str) -> int | None:
+    """A ``/proc/PID/status`` memory field (``VmHWM``, ``VmRSS``) in kB; None once gone."""
+    try:
+        with open(f"/proc/{pid}/status") as handle:
+            for line in handle:
+                if line.startswith(field_name + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        return None
+    return None
+
+
+# --------------------------------------------------------------------------------------
+# Table (a): time until every point is served
+# --------------------------------------------------------------------------------------
+
+
+def complete(steps: Sequence[int], anchor: Anchor) -> bool:
+    """Whether ``steps`` are the whole series of one of ``anchor``'s tags."""
+    return len(steps) == anchor.steps and steps[0] == 0 and steps[-1] == anchor.last_step
+
+
+def fetch_every_point(tags: Sequence[str], served: Callable[[str], bool], waiter: Waiter) -> int:
+    """Ask for each tag until ``served(tag)`` says its whole series came; the requests made."""
+    pending = list(tags)
+    requests = 0
+    while True:
+        requests += len(pending)
+        pending = [tag for tag in pending if not served(tag)]
+        if not pending:
+            return requests
+        waiter.pause(POLL_S)
+
+
+def sumlens_listed(body: dict[str, Any], anchor: Anchor) -> bool:
+    """``/api/v1/runs`` lists the one run ready, with every tag and every point.
+
+    Its ``loading`` flag is not asked: that flag can stay true after the load (see
+    :func:`scale_warm`), and a ready run with all its points is what a client needs.
+    """
+    runs = body.get("runs", [])
+    if len(runs) != 1:
+        return False
+    run = runs[0]
+    return (
+        run["status"] == "ready"
+        and sorted(run["tags"].get("scalar", [])) == sorted(anchor.tags)
+        and run["points"] == anchor.points
+    )
+
+
+def time_sumlens(
+    procs: Processes, anchor: Anchor, workspace: Path, env: dict[str, str]
+) -> dict[str, Any]:
+    """Launch ``sumlens serve``; time it until every point of ``anchor`` is served.
+
+    Done when ``/api/v1/runs`` lists the run ready with all its tags and points, and
+    ``/api/v1/scalars/download?run=./&tag=T&format=json`` (full resolution) returned every
+    tag's whole series. Afterwards (untimed) one downsampled request of every tag, the
+    dashboard's first view, is timed for information.
+    """
+    port = procs.port()
+    started = time.perf_counter()
+    proc = procs.start("sumlens", serve_command(anchor.base_dir, port, workspace), env)
+    try:
+        waiter = Waiter(procs, proc, "sumlens serve", started, LAUNCH_TIMEOUT_S)
+        with http(port) as client:
+            answered = None
+            while True:
+                body = fetch(client, "/api/v1/runs")
+                if body is not None:
+                    answered = answered or time.perf_counter()
+                    if sumlens_listed(body, anchor):
+                        break
+                waiter.pause(POLL_S)
+            listed = time.perf_counter()
+
+            def served(tag: str) -> bool:
+                params = {"run": "./", "tag": tag, "format": "json"}
+                got = fetch(client, "/api/v1/scalars/download", params)
+                series = got["series"] if got else []
+                return len(series) == 1 and complete(series[0]["step"], anchor)
+
+            requests = fetch_every_point(anchor.tags, served, waiter)
+            done = time.perf_counter()
+            view = fetch(client, "/api/v1/scalars", {"run": "./", "points": VIEW_POINTS})
+            view_s = time.perf_counter() - done
+            totals = [series["total"] for series in view["series"]] if view else []
+            if totals != [anchor.steps] * len(anchor.tags):
+                raise AssertionError(f"sumlens: the downsampled view is wrong: {str(view)[:300]}")
+    finally:
+        stop_s = procs.end(proc)
+    return {
+        "seconds": done - started,
+        "answered_s": (answered or listed) - started,
+        "listed_s": listed - started,
+        "engine": body["engine"],
+        "requests": requests,
+        "view_s": view_s,
+        "stop_s": stop_s,
+    }
+
+
+def sumlens_pair(procs: Processes, anchor: Anchor) -> dict[str, dict[str, Any]]:
+    """sumlens over ``anchor`` in a new workspace (cold), then again over it (warm)."""
+    workspace = Path(tempfile.mkdtemp(prefix="bench-board-ws-"))
+    try:
+        env = dict(os.environ)
+        cold = time_sumlens(procs, anchor, workspace, env)
+        warm = time_sumlens(procs, anchor, workspace, env)
+    finally:
+        shutil.rmtree(workspace, ignore_errors=True)
+    return {f"{anchor.key}/sumlens_cold": cold, f"{anchor.key}/sumlens_warm": warm}
+
+
+def sumlens_empty_numba(procs: Processes, anchor: Anchor) -> dict[str, dict[str, Any]]:
+    """sumlens with a new workspace and an EMPTY numba cache (the first start after install)."""
+    workspace = Path(tempfile.mkdtemp(prefix="bench-board-ws-"))
+    cache = Path(tempfile.mkdtemp(prefix="bench-board-numba-"))
+    try:
+        env = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
+        result = time_sumlens(procs, anchor, workspace, env)
+    finally:
+        shutil.rmtree(workspace, ignore_errors=True)
+        shutil.rmtree(cache, ignore_errors=True)
+    return {f"{anchor.key}/sumlens_nonumba": result}
+
+
+def time_tensorboard(procs: Processes, anchor: Anchor) -> dict[str, dict[str, Any]]:
+    """Launch ``tensorboard``; time it until its scalars route serves every point.
+
+    ``--samples_per_plugin scalars=N`` with N = points per tag: TensorBoard 2.21 loads
+    through the Rust data server by default, and there ``scalars=0`` ("all") makes the
+    scalars plugin ask the server for 0 points per tag, so it serves none.
+    """
+    port = procs.port()
+    exe = str(Path(sys.executable).with_name("tensorboard"))
+    args = [exe, "--logdir", str(anchor.base_dir), "--host", "127.0.0.1", "--port", str(port)]
+    args += ["--samples_per_plugin", f"scalars={anchor.steps}"]
+    started = time.perf_counter()
+    proc = procs.start("tensorboard", args)
+    try:
+        waiter = Waiter(procs, proc, "tensorboard", started, LAUNCH_TIMEOUT_S)
+        with http(port) as client:
+            answered = None
+            while True:
+                body = fetch(client, "/data/plugin/scalars/tags")
+                if body is not None:
+                    answered = answered or time.perf_counter()
+                    if set(body.get(".", {})) >= set(anchor.tags):
+                        break
+                waiter.pause(POLL_S)
+            listed = time.perf_counter()
+
+            def served(tag: str) -> bool:
+                rows = fetch(client, "/data/plugin/scalars/scalars", {"run": ".", "tag": tag})
+                return bool(rows) and complete([row[1] for row in rows], anchor)
+
+            requests = fetch_every_point(anchor.tags, served, waiter)
+            done = time.perf_counter()
+    finally:
+        procs.end(proc, group=True)
+    result = {
+        "seconds": done - started,
+        "answered_s": (answered or listed) - started,
+        "listed_s": listed - started,
+        "requests": requests,
+    }
+    return {f"{anchor.key}/tensorboard": result}
+
+
+def time_data_server(anchor: Anchor) -> dict[str, dict[str, Any]]:
+    """The Rust data server alone, over gRPC, as ``bench_read`` times it (its own cleanup)."""
+    assert anchor.spec is not None
+    return {f"{anchor.key}/data_server": bench_read.time_data_server(anchor.base_dir, anchor.spec)}
+
+
+def mindinsight_env() -> dict[str, str]:
+    """MindInsight's start command needs its venv's ``gunicorn`` on PATH."""
+    return {**os.environ, "PATH": f"{MINDINSIGHT_BIN.parent}{os.pathsep}{os.environ['PATH']}"}
+
+
+def stop_mindinsight(port: int) -> str | None:
+    """``mindinsight stop --port PORT``; None when it stopped, else what went wrong."""
+    try:
+        done = subprocess.run(
+            [str(MINDINSIGHT_BIN), "stop", "--port", str(port)],
+            env=mindinsight_env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return f"mindinsight stop --port {port} took over 60 s"
+    if done.returncode != 0:
+        return f"mindinsight stop --port {port}: {(done.stdout + done.stderr)[-300:]}"
+    return None
+
+
+def mindinsight_served(client: httpx.Client, anchor: Anchor) -> bool:
+    """Whether MindInsight lists every tag and serves its samples up to the last step."""
+    wanted = [f"{tag}/scalar" for tag in anchor.tags]  # its names of scalar tags
+    params = {"train_id": "./", "manual_update": "true"}  # also asks it to load the job
+    plugins = fetch(client, "/datavisual/plugins", params) or {}
+    if not set(plugins.get("plugins", {}).get("scalar", [])) >= set(wanted):
+        return False
+    for tag in wanted:
+        got = fetch(client, "/datavisual/scalar/metadata", {"train_id": "./", "tag": tag}) or {}
+        samples = got.get("metadatas") or []
+        if len(samples) != min(anchor.steps, MI_SAMPLES) or samples[-1]["step"] != anchor.last_step:
+            return False
+    return True
+
+
+def time_mindinsight(procs: Processes, anchor: Anchor, cap: float) -> dict[str, dict[str, Any]]:
+    """``mindinsight start``, then its REST API until every tag's scalars are served.
+
+    MindInsight keeps ``MI_SAMPLES`` samples per tag (reservoir sampling that always keeps
+    the newest), so "served" means: every tag listed, and each tag's
+    ``/datavisual/scalar/metadata`` holds ``min(steps, MI_SAMPLES)`` samples ending at the
+    last step. Capped at ``cap`` seconds (reported as "> cap"); stopped in every case.
+    """
+    port = procs.port()
+    workspace = Path(tempfile.mkdtemp(prefix="bench-board-mi-"))
+    procs.mindinsight_ports.add(port)
+    started = time.perf_counter()
+    try:
+        args = [str(MINDINSIGHT_BIN), "start", "--summary-base-dir", str(anchor.base_dir)]
+        args += ["--port", str(port), "--workspace", str(workspace)]
+        launched = subprocess.run(
+            args, env=mindinsight_env(), capture_output=True, text=True, timeout=cap, check=False
+        )
+        if launched.returncode != 0:
+            raise RuntimeError(f"mindinsight start failed: {launched.stdout[-500:]}")
+        start_s = time.perf_counter() - started
+        with http(port, "/v1/mindinsight") as client:
+            while time.perf_counter() - started < cap:
+                if mindinsight_served(client, anchor):
+                    result = {"seconds": time.perf_counter() - started, "timed_out": False}
+                    break
+                time.sleep(MI_POLL_S)
+            else:
+                result = {"seconds": None, "timed_out": True, "cap_s": cap}
+    finally:
+        problem = stop_mindinsight(port)
+        procs.mindinsight_ports.discard(port)
+        shutil.rmtree(workspace, ignore_errors=True)
+    result.update(start_s=start_s, stop_problem=problem)
+    return {f"{anchor.key}/mindinsight": result}
+
+
+IMPORT_CODE = "import sumlens.board.serve"
+
+
+def time_imports() -> dict[str, dict[str, Any]]:
+    """Info: a fresh interpreter importing the server's modules, and an empty one."""
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", IMPORT_CODE], check=True)
+    middle = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+    done = time.perf_counter()
+    return {"info/import": {"seconds": middle - started, "python_s": done - middle}}
+
+
+@dataclass
+class Unit:
+    """What runs as one step of a round: one contender, or sumlens' cold-then-warm pair."""
+
+    name: str
+    run: Callable[[], dict[str, dict[str, Any]]]
+    rounds: set[int]
+
+
+@dataclass
+class Table:
+    """The timings of table (a): per row key, one result per round it ran in."""
+
+    results: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    failures: dict[str, list[str]] = field(default_factory=dict)
+    unavailable: dict[str, str] = field(default_factory=dict)
+
+
+def build_units(
+    procs: Processes, files: list[Anchor], args: argparse.Namespace, table: Table
+) -> list[Unit]:
+    """The contenders of table (a) and the rounds each runs in."""
+    every = set(range(args.rounds))
+    mi_rounds = bench_read.spread(args.mi_rounds, args.rounds)
+    cold_rounds = bench_read.spread(args.cold_numba_rounds, args.rounds, args.rounds // 2)
+    units = [Unit("info/import", time_imports, every)]
+    for anchor in files:
+        units.append(Unit(f"{anchor.key}/sumlens", lambda a=anchor: sumlens_pair(procs, a), every))
+        units.append(
+            Unit(
+                f"{anchor.key}/sumlens_nonumba",
+                lambda a=anchor: sumlens_empty_numba(procs, a),
+                cold_rounds,
+            )
+        )
+        if anchor.kind == "tensorboard":
+            units.append(
+                Unit(
+                    f"{anchor.key}/tensorboard", lambda a=anchor: time_tensorboard(procs, a), every
+                )
+            )
+            try:
+                bench_read._server_binary()
+            except (ImportError, bench_read.Unavailable) as err:
+                table.unavailable[f"{anchor.key}/data_server"] = f"no data server: {err}"
+            else:
+                units.append(
+                    Unit(f"{anchor.key}/data_server", lambda a=anchor: time_data_server(a), every)
+                )
+        elif not os.access(MINDINSIGHT_BIN, os.X_OK):
+            table.unavailable[f"{anchor.key}/mindinsight"] = f"{MINDINSIGHT_BIN} not found"
+        else:
+            units.append(
+                Unit(
+                    f"{anchor.key}/mindinsight",
+                    lambda a=anchor: time_mindinsight(procs, a, args.mi_timeout),
+                    mi_rounds,
+                )
+            )
+    return units
+
+
+def _brief(result: dict[str, Any]) -> str:
+    """A result's seconds for the progress line."""
+    if result.get("timed_out"):
+        return f"> {result['cap_s']:.0f}"
+    return f"{result['seconds']:.2f}"
+
+
+def run_rounds(units: list[Unit], rounds: int, table: Table) -> None:
+    """Every unit once per round it belongs to, in an order rotated by one place per round."""
+    for r in range(rounds):
+        active = [unit for unit in units if r in unit.rounds]
+        order = active[r % len(active) :] + active[: r % len(active)]
+        started = time.perf_counter()
+        line = []
+        for unit in order:
+            try:
+                results = unit.run()
+            except Exception as err:  # a failed contender is reported; the others go on
+                message = f"round {r + 1}: {type(err).__name__}: {err}"
+                table.failures.setdefault(unit.name, []).append(message)
+                print(f"  {unit.name} FAILED {message}", flush=True)
+                continue
+            for key, result in results.items():
+                result["round"] = r
+                table.results.setdefault(key, []).append(result)
+                line.append(f"{key} {_brief(result)}")
+        took = time.perf_counter() - started
+        print(f"round {r + 1}/{rounds} ({took:.0f} s): " + ", ".join(line), flush=True)
+
+
+ROW_LABELS = {
+    "sumlens_cold": "sumlens serve, cold workspace",
+    "sumlens_warm": "sumlens serve, warm workspace (2nd start)",
+    "sumlens_nonumba": "sumlens serve, cold workspace + EMPTY numba cache",
+    "tensorboard": "tensorboard (whole product, HTTP)",
+    "data_server": "tensorboard-data-server alone (gRPC)",
+    "mindinsight": "MindInsight (HTTP, 1,000 samples/tag)",
+}
+SHORT_NAMES = {
+    "sumlens_cold": "sumlens cold",
+    "sumlens_warm": "sumlens warm",
+    "sumlens_nonumba": "sumlens empty numba cache",
+    "tensorboard": "TensorBoard",
+    "data_server": "data server",
+    "mindinsight": "MindInsight",
+}
+RATIOS = (
+    # anchor file, slower row, sumlens row, target key
+    ("tb", "tensorboard", "sumlens_cold", "tensorboard"),
+    ("tb", "tensorboard", "sumlens_warm", "tensorboard"),
+    ("tb", "data_server", "sumlens_cold", "data_server"),
+    ("tb", "data_server", "sumlens_warm", "data_server"),
+    ("tb", "tensorboard", "sumlens_nonumba", None),
+    ("tb", "data_server", "sumlens_nonumba", None),
+    ("ms1", "mindinsight", "sumlens_cold", "mindinsight"),
+    ("ms1", "mindinsight", "sumlens_warm", "mindinsight"),
+    ("ms1", "mindinsight", "sumlens_nonumba", None),
+    ("ms10", "mindinsight", "sumlens_cold", "mindinsight"),
+    ("ms10", "mindinsight", "sumlens_warm", "mindinsight"),
+    ("ms10", "mindinsight", "sumlens_nonumba", None),
+)
+
+
+def _seconds(result: dict[str, Any]) -> float:
+    """A result's time; a capped MindInsight run counts as its cap (a lower bound)."""
+    return result["cap_s"] if result.get("timed_out") else result["seconds"]
+
+
+def _fmt_s(seconds: float) -> str:
+    """Seconds with three decimals below 10 s, one above."""
+    return f"{seconds:.3f}" if seconds < 10 else f"{seconds:.1f}"
+
+
+def _fmt_x(ratio: float) -> str:
+    """A ratio with two decimals below 10x, one above."""
+    return f"{ratio:.2f}x" if ratio < 10 else f"{ratio:.1f}x"
+
+
+def _median_of(results: list[dict[str, Any]], key: str) -> float | None:
+    """The median of ``key`` over the results that have it."""
+    values = [r[key] for r in results if r.get(key) is not None]
+    return statistics.median(values) if values else None
+
+
+def _notes(key: str, results: list[dict[str, Any]]) -> str:
+    """What else a row measured (medians): when the server answered, listed, engine."""
+    parts = []
+    answered, listed = _median_of(results, "answered_s"), _median_of(results, "listed_s")
+    if answered is not None:
+        parts.append(f"first answer {answered:.2f} s")
+    if listed is not None:
+        parts.append(f"all listed {listed:.2f} s")
+    engines = sorted({r["engine"] for r in results if "engine" in r})
+    if engines:
+        parts.append("engine " + "/".join(engines))
+    view = _median_of(results, "view_s")
+    if view is not None:
+        parts.append(f"then a {VIEW_POINTS:,}-point view of every tag {view * 1000:.0f} ms")
+    if key.endswith("data_server"):
+        parts.append(f"run listed {_median_of(results, 'run_listed_s'):.2f} s")
+    if key.endswith("mindinsight"):
+        parts.append(f"`start` command {_median_of(results, 'start_s'):.1f} s")
+        if any(r.get("timed_out") for r in results):
+            parts.append(f"capped at {results[0]['cap_s']:.0f} s")
+        parts += [f"STOP FAILED: {r['stop_problem']}" for r in results if r.get("stop_problem")]
+    return "; ".join(parts)
+
+
+def verdict(values: list[float], target: float | None, capped: bool) -> str:
+    """MET in every round / met by the median / NOT MET; ties under 1.3x when no target."""
+    median = statistics.median(values)
+    if target is None:
+        return "tie (< 1.3x)" if 1 / NOISE_TIE < median < NOISE_TIE else ""
+    if min(values) >= target:
+        return "MET (every round)"
+    if median >= target:
+        return "met (median; not every round)"
+    if capped:
+        return "undetermined (MindInsight hit the cap: a lower bound)"
+    return "NOT MET"
+
+
+def report_a(files: list[Anchor], table: Table, args: argparse.Namespace) -> dict[str, Any]:
+    """Print table (a) and its per-round ratios; return them for the JSON."""
+    print()
+    print(
+        "Table (a): seconds from launching the server until every tag is listed and every "
+        f"point can be fetched ({args.rounds} rounds, contenders interleaved)"
+    )
+    print()
+    print("| file | server | runs | median s | min - max s | also measured (medians) |")
+    print("|---|---|---:|---:|---:|---|")
+    rows = []
+    for anchor in files:
+        for row, label in ROW_LABELS.items():
+            key = f"{anchor.key}/{row}"
+            results = table.results.get(key, [])
+            if key in table.unavailable:
+                print(f"| {anchor.key} | {label} | - | unavailable | | {table.unavailable[key]} |")
+                continue
+            if not results:
+                continue
+            values = [_seconds(r) for r in results]
+            capped = any(r.get("timed_out") for r in results)
+            gt = "> " if capped else ""
+            stats = bench_read.summary(values)
+            assert stats is not None
+            print(
+                f"| {anchor.key} | {label} | {stats['n']} | {gt}{_fmt_s(stats['median'])} | "
+                f"{_fmt_s(stats['min'])} - {gt}{_fmt_s(stats['max'])} | {_notes(key, results)} |"
+            )
+            rows.append({"key": key, "label": label, "summary": stats, "capped": capped})
+    info = table.results.get("info/import", [])
+    if info:
+        imp, bare = _median_of(info, "seconds"), _median_of(info, "python_s")
+        print(
+            f"\n  info: `python -c '{IMPORT_CODE}'` {imp:.2f} s (an empty interpreter "
+            f"{bare:.2f} s), medians of {len(info)} rounds"
+        )
+    for name, messages in table.failures.items():
+        print(f"  FAILED {name}: " + " | ".join(messages))
+    for anchor in files:
+        print(f"  {anchor.key}: {anchor.label} ({anchor.base_dir})")
+
+    print()
+    print("Ratios (other server's time / sumlens' time, per round, same round only):")
+    print("| file | ratio | target | median | min - max | rounds | verdict |")
+    print("|---|---|---:|---:|---:|---:|---|")
+    ratios = []
+    for file_key, slow, fast, target_key in RATIOS:
+        slow_results = {r["round"]: r for r in table.results.get(f"{file_key}/{slow}", [])}
+        fast_results = table.results.get(f"{file_key}/{fast}", [])
+        pairs = [(slow_results[r["round"]], r) for r in fast_results if r["round"] in slow_results]
+        if not pairs:
+            continue
+        values = [_seconds(s) / f["seconds"] for s, f in pairs]
+        capped = any(s.get("timed_out") for s, _ in pairs)
+        target = TARGETS[target_key] if target_key else None
+        stats = bench_read.summary(values)
+        assert stats is not None
+        what = f"{SHORT_NAMES[slow]} / {SHORT_NAMES[fast]}"
+        gt = "> " if capped else ""
+        target_text = f">= {target:g}x" if target else "-"
+        outcome = verdict(values, target, capped)
+        print(
+            f"| {file_key} | {what} | {target_text} | {gt}{_fmt_x(stats['median'])} | "
+            f"{gt}{_fmt_x(stats['min'])} - {gt}{_fmt_x(stats['max'])} | {stats['n']} | "
+            f"{outcome} |"
+        )
+        ratios.append(
+            {
+                "file": file_key,
+                "numerator": slow,
+                "denominator": fast,
+                "target": target,
+                "per_round": values,
+                "lower_bound": capped,
+                "summary": stats,
+                "verdict": outcome,
+            }
+        )
+    print()
+    print(
+        "Targets: sumlens >= 3x sooner than TensorBoard, >= 1.5x sooner than the data server "
+        "alone, >= 100x sooner than MindInsight. Ratios under 1.3x are ties on these machines."
+    )
+    return {"rows": rows, "ratios": ratios}
+
+
+# --------------------------------------------------------------------------------------
+# Table (b): scale
+# --------------------------------------------------------------------------------------
+
+
+def all_listed(body: dict[str, Any], expected: dict[str, int]) -> bool:
+    """Every expected run listed ready with all its points."""
+    runs = body.get("runs", [])
+    if len(runs) != len(expected):
+        return False
+    return all(
+        run["status"] == "ready" and expected.get(run["id"]) == run["points"] for run in runs
+    )
+
+
+def first_data(client: httpx.Client, body: dict[str, Any]) -> str | None:
+    """The id of a listed run whose scalars the API serves, if there is one yet."""
+    for run in body.get("runs", []):
+        if run["points"] > 0:
+            got = fetch(client, "/api/v1/scalars", {"run": run["id"], "points": VIEW_POINTS})
+            if got and any(s["total"] > 0 and s["shown"] > 0 for s in got["series"]):
+                return str(run["id"])
+            return None
+    return None
+
+
+def query_latencies(
+    client: httpx.Client, runs: list[str], total: int, count: int, smoothing: float
+) -> list[float]:
+    """Seconds per ``/api/v1/scalars`` request of one ``total``-point series -> 2,000 points."""
+    seconds = []
+    for i in range(count):
+        params = {"run": runs[i % len(runs)], "tag": LOSS_TAG, "points": VIEW_POINTS}
+        params["smoothing"] = smoothing
+        started = time.perf_counter()
+        response = client.get("/api/v1/scalars", params=params)
+        seconds.append(time.perf_counter() - started)
+        body = orjson.loads(response.content) if response.status_code == 200 else {}
+        series = body.get("series", [])
+        if len(series) != 1 or series[0]["total"] != total or series[0]["shown"] > VIEW_POINTS:
+            raise AssertionError(f"scalars query {params}: {str(body)[:300]}")
+    return seconds
+
+
+def scale_cold(
+    procs: Processes, root: Path, shape: Shape, workspace: Path, args: argparse.Namespace
+) -> dict[str, Any]:
+    """A cold start over the scale directory: first data, full load, queries, peak memory."""
+    expected = shape.scale_points()
+    port = procs.port()
+    started = time.perf_counter()
+    proc = procs.start("sumlens-scale", serve_command(root, port, workspace))
+    first_at = None
+    first_run = None
+    rss_kb = 0
+    try:
+        waiter = Waiter(procs, proc, "sumlens serve (scale)", started, args.scale_timeout)
+        with http(port) as client:
+            while True:
+                body = fetch(client, "/api/v1/runs")
+                rss_kb = max(rss_kb, read_status_kb(proc.pid, "VmRSS") or 0)
+                if body is not None:
+                    if first_at is None:
+                        first_run = first_data(client, body)
+                        first_at = time.perf_counter() if first_run else None
+                        if first_at is not None:
+                            print(f"  first data after {first_at - started:.2f} s", flush=True)
+                    if all_listed(body, expected):
+                        break
+                waiter.pause(POLL_S if first_at is None else SLOW_POLL_S)
+            ready_at = time.perf_counter()
+            print(f"  every run loaded after {ready_at - started:.1f} s", flush=True)
+            plain = query_latencies(client, shape.big_ids(), shape.big_steps, args.queries, 0.0)
+            smoothed = query_latencies(client, shape.big_ids(), shape.big_steps, args.queries, 0.6)
+        peak_kb = read_status_kb(proc.pid, "VmHWM")
+    finally:
+        stop_s = procs.end(proc)
+    assert first_at is not None
+    return {
+        "first_data_s": first_at - started,
+        "first_run": first_run,
+        "all_loaded_s": ready_at - started,
+        "engine": body["engine"],
+        "query_s": plain,
+        "query_smoothed_s": smoothed,
+        "peak_rss_mb": (peak_kb or 0) / 1024,
+        "max_sampled_rss_mb": rss_kb / 1024,
+        "stop_s": stop_s,
+    }
+
+
+def scale_warm(procs: Processes, root: Path, shape: Shape, workspace: Path) -> dict[str, Any]:
+    """A re-open over the same workspace: until every run is listed ready, then idle.
+
+    Idle (the first pass over the files done) is read from ``/api/v1/health``: the run
+    list's own ``loading`` flag is cached with the list and is not refreshed when only the
+    flag changes, so it can say ``true`` long after the pass; whether it did is recorded.
+    """
+    expected = shape.scale_points()
+    port = procs.port()
+    started = time.perf_counter()
+    proc = procs.start("sumlens-reopen", serve_command(root, port, workspace))
+    try:
+        waiter = Waiter(procs, proc, "sumlens serve (re-open)", started, LAUNCH_TIMEOUT_S)
+        answered = listed = None
+        with http(port) as client:
+            while listed is None:
+                body = fetch(client, "/api/v1/runs")
+                if body is not None:
+                    answered = answered or time.perf_counter()
+                    if all_listed(body, expected):
+                        listed = time.perf_counter()
+                        break
+                waiter.pause(POLL_S)
+            while (fetch(client, "/api/v1/health") or {}).get("loading", True):
+                waiter.pause(POLL_S)
+            idle = time.perf_counter()
+            stale = bool((fetch(client, "/api/v1/runs") or {}).get("loading"))
+    finally:
+        stop_s = procs.end(proc)
+    assert answered is not None
+    return {
+        "seconds": listed - started,
+        "answered_s": answered - started,
+        "idle_s": idle - started,
+        "runs_still_loading": stale,
+        "stop_s": stop_s,
+    }
+
+
+INIT_JS = """
+(() => {
+  const selector = %s;
+  const bench = (window.__bench = { firstRow: null });
+  const observer = new MutationObserver(() => {
+    if (bench.firstRow !== null || !document.querySelector(selector)) return;
+    observer.disconnect();
+    requestAnimationFrame(() => {
+      const channel = new MessageChannel();
+      channel.port1.onmessage = () => { bench.firstRow = performance.now(); };
+      channel.port2.postMessage(null);
+    });
+  });
+  observer.observe(document, { childList: true, subtree: true, attributes: true });
+})();
+"""
+"""Records when the first run row was painted: the task after the frame that showed it, in
+ms since navigation started (``performance.now()``)."""
+
+HELPERS_JS = """
+  const scrollerOf = (selector) => {
+    let node = document.querySelector(selector);
+    while (node && node !== document.body) {
+      const style = getComputedStyle(node);
+      if (/(auto|scroll)/.test(style.overflowY) && node.scrollHeight > node.clientHeight) {
+        return node;
+      }
+      node = node.parentElement;
+    }
+    return document.scrollingElement;
+  };
+  const afterPaint = () => new Promise((resolve) => requestAnimationFrame(() => {
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => resolve();
+    channel.port2.postMessage(null);
+  }));
+"""
+
+LISTED_JS = (
+    "async ([selector, runs]) => {"
+    + HELPERS_JS
+    + """
+  const row = document.querySelector(selector);
+  if (!row) return false;
+  const height = row.getBoundingClientRect().height;
+  return height > 0 && scrollerOf(selector).scrollHeight >= runs * height - 1;
+}"""
+)
+"""Whether the virtualised list is as tall as ``runs`` rows: all of them are listed,
+whatever their order (only the rows in sight exist as elements)."""
+
+SCROLL_JS = (
+    "async ([selector]) => {"
+    + HELPERS_JS
+    + """
+  const scroller = scrollerOf(selector);
+  const whole = scroller === document.scrollingElement;
+  const view = whole ? { top: 0, bottom: innerHeight } : scroller.getBoundingClientRect();
+  const key = (row) => row.getAttribute('data-run-id') || row.textContent;
+  const visible = () => [...document.querySelectorAll(selector)].filter((row) => {
+    const box = row.getBoundingClientRect();
+    return box.height > 0 && box.bottom > view.top && box.top < view.bottom;
+  });
+  const covered = (rows) => rows.reduce((sum, row) => {
+    const box = row.getBoundingClientRect();
+    return sum + Math.min(box.bottom, view.bottom) - Math.max(box.top, view.top);
+  }, 0);
+  const before = new Set(visible().map(key));
+  const atEnd = () => scroller.scrollTop + scroller.clientHeight >= scroller.scrollHeight - 1;
+  const started = performance.now();
+  scroller.scrollTop += scroller.clientHeight;
+  for (;;) {
+    await afterPaint();
+    const rows = visible();
+    const fresh = rows.some((row) => !before.has(key(row)));
+    const full = atEnd() || covered(rows) >= 0.8 * (view.bottom - view.top);
+    if (fresh && full) return performance.now() - started;
+    if (performance.now() - started > 5000) return null;
+  }
+}"""
+)
+"""Scrolls the run list down one viewport; ms until a painted frame shows new rows filling
+at least 80% of the viewport (a header inside it may take the rest), or null after 5 s."""
+
+
+RESOURCES_JS = """() => [
+  ...performance.getEntriesByType('navigation'),
+  ...performance.getEntriesByType('resource'),
+].map((e) => [e.name.split('/').pop() || '/', Math.round(e.startTime), Math.round(e.responseEnd)])
+"""
+"""What the page fetched: ``[name, start ms, response end ms]`` since navigation started
+(where the first paint's time went)."""
+
+
+def static_dir() -> Path:
+    """The dashboard's page files in the installed package."""
+    return Path(str(resources.files("sumlens.board") / "static"))
+
+
+def run_browser(
+    procs: Processes, root: Path, shape: Shape, args: argparse.Namespace
+) -> dict[str, Any]:
+    """Chromium over the browser directory (see :func:`browse`); skipped without the page."""
+    index = static_dir() / "index.html"
+    if not index.is_file():
+        return {"skipped": f"the page is not there yet ({index} is missing)"}
+    if not Path(CHROMIUM).is_file():
+        return {"skipped": f"{CHROMIUM} is missing"}
+    from playwright.sync_api import Error as PlaywrightError
+    from playwright.sync_api import sync_playwright
+
+    workspace = Path(tempfile.mkdtemp(prefix="bench-board-ws-"))
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            try:
+                page = browser.new_page(viewport={"width": 1400, "height": 900})
+                page.add_init_script(INIT_JS % json.dumps(args.row_selector))
+                return {
+                    "chromium": browser.version,
+                    **browse(page, procs, root, shape, args, workspace),
+                }
+            finally:
+                browser.close()
+    except (PlaywrightError, RuntimeError, TimeoutError) as err:
+        return {"failed": f"{type(err).__name__}: {str(err).splitlines()[0]}"}
+    finally:
+        shutil.rmtree(workspace, ignore_errors=True)
+
+
+def browse(
+    page: Any,
+    procs: Processes,
+    root: Path,
+    shape: Shape,
+    args: argparse.Namespace,
+    workspace: Path,
+) -> dict[str, Any]:
+    """A cold start of the server, the page opened as soon as it answers; then, timed:
+    every run listed in the page, the first paint of the list (during the cold load, and
+    after a reload once every run is loaded), and scrolling one viewport at a time.
+    """
+    expected = {
+        f"./{shape.browser_name(i)}": shape.browser_steps for i in range(shape.browser_runs)
+    }
+    port = procs.port()
+    started = time.perf_counter()
+    proc = procs.start("sumlens-browser", serve_command(root, port, workspace))
+    try:
+        waiter = Waiter(procs, proc, "sumlens serve (browser)", started, LAUNCH_TIMEOUT_S)
+        with http(port) as client:
+            while fetch(client, "/api/v1/health") is None:
+                waiter.pause(POLL_S)
+            answered = time.perf_counter() - started
+            page.goto(f"http://127.0.0.1:{port}/", wait_until="commit")
+            cold_paint = wait_first_row(page, args.browser_timeout)
+            cold_requests = page.evaluate(RESOURCES_JS)
+            while not page.evaluate(LISTED_JS, [args.row_selector, shape.browser_runs]):
+                waiter.pause(0.05)
+            listed = time.perf_counter() - started
+            while not all_listed(fetch(client, "/api/v1/runs") or {}, expected):
+                waiter.pause(SLOW_POLL_S)
+            loaded = time.perf_counter() - started
+        page.reload(wait_until="commit")
+        paint = wait_first_row(page, args.browser_timeout)
+        page.wait_for_timeout(500)  # let the first render settle before scrolling
+        scrolls = [page.evaluate(SCROLL_JS, [args.row_selector]) for _ in range(args.scrolls)]
+    finally:
+        procs.end(proc)
+    return {
+        "server_answered_s": answered,
+        "listed_s": listed,
+        "api_all_loaded_s": loaded,
+        "cold_paint_s": cold_paint,
+        "cold_requests": cold_requests,
+        "paint_s": paint,
+        "requests": page.evaluate(RESOURCES_JS),
+        "scroll_ms": scrolls,
+    }
+
+
+def wait_first_row(page: Any, timeout: float) -> float:
+    """Seconds from navigation start until the first run row was painted."""
+    page.wait_for_function(
+        "window.__bench && window.__bench.firstRow !== null", timeout=timeout * 1000
+    )
+    return float(page.evaluate("window.__bench.firstRow")) / 1000
+
+
+def percentile_ms(seconds: list[float], q: float) -> float:
+    """The ``q``-th percentile of ``seconds``, in milliseconds."""
+    return float(np.percentile(np.asarray(seconds) * 1000, q))
+
+
+def run_scale(procs: Processes, shape: Shape, args: argparse.Namespace) -> dict[str, Any]:
+    """Table (b): cold start(s) with queries, warm re-opens, then the browser part."""
+    root = scale_dir(shape)
+    out: dict[str, Any] = {"base_dir": str(root), "cold": [], "warm": []}
+    for r in range(args.scale_rounds):
+        workspace = Path(tempfile.mkdtemp(prefix="bench-board-ws-"))
+        try:
+            print(f"scale round {r + 1}/{args.scale_rounds}: cold start over {root}", flush=True)
+            out["cold"].append(scale_cold(procs, root, shape, workspace, args))
+            for _ in range(args.reopens):
+                warm = scale_warm(procs, root, shape, workspace)
+                print(f"  re-open: every run listed after {warm['seconds']:.2f} s", flush=True)
+                out["warm"].append(warm)
+        finally:
+            shutil.rmtree(workspace, ignore_errors=True)
+    if args.no_browser:
+        out["browser"] = {"skipped": "--no-browser"}
+    else:
+        broot = browser_dir(shape)
+        print(f"browser: cold start over {broot} ({shape.browser_runs:,} runs)", flush=True)
+        out["browser"] = run_browser(procs, broot, shape, args)
+        out["browser_base_dir"] = str(broot)
+    return out
+
+
+def report_b(scale: dict[str, Any], shape: Shape) -> list[dict[str, Any]]:
+    """Print table (b); return its rows for the JSON."""
+    runs = len(shape.scale_points())
+    points = sum(shape.scale_points().values())
+    big = f"{shape.big_steps / 1e6:g}M" if shape.big_steps >= 1e6 else f"{shape.big_steps:,}"
+    rows: list[dict[str, Any]] = []
+    notes: list[str] = []
+
+    def row(what: str, target: str, measured: str, met: bool | None, value: Any) -> None:
+        outcome = "" if met is None else ("met" if met else "NOT MET")
+        print(f"| {what} | {target} | {measured} | {outcome} |")
+        rows.append({"what": what, "target": target, "value": value, "met": met})
+
+    def spread_s(values: list[float]) -> str:
+        low, mid, high = (_fmt_s(v) for v in (min(values), statistics.median(values), max(values)))
+        return f"{mid} s ({low} - {high}, n={len(values)})"
+
+    print()
+    print(f"Table (b): scale, {runs:,} runs, {points / 1e6:.1f}M points ({scale['base_dir']})")
+    print()
+    print("| measure | target | measured | verdict |")
+    print("|---|---|---|---|")
+    cold, warm = scale["cold"], scale["warm"]
+    if cold:
+        first = [c["first_data_s"] for c in cold]
+        row(
+            "first data served after a cold start",
+            f"< {TARGETS['first_data_s']:g} s",
+            spread_s(first),
+            max(first) < TARGETS["first_data_s"],
+            first,
+        )
+        loaded = [c["all_loaded_s"] for c in cold]
+        row(
+            f"every run loaded (cold; engine {cold[0]['engine']})",
+            "-",
+            spread_s(loaded),
+            None,
+            loaded,
+        )
+        plain = [s for c in cold for s in c["query_s"]]
+        p50, p95 = percentile_ms(plain, 50), percentile_ms(plain, 95)
+        row(
+            f"scalars API, one {big}-point series -> {VIEW_POINTS:,} points: p50 / p95",
+            f"p95 < {TARGETS['query_p95_ms']:g} ms",
+            f"{p50:.1f} / {p95:.1f} ms (n={len(plain)})",
+            p95 < TARGETS["query_p95_ms"],
+            {"p50_ms": p50, "p95_ms": p95},
+        )
+        smooth = [s for c in cold for s in c["query_smoothed_s"]]
+        s50, s95 = percentile_ms(smooth, 50), percentile_ms(smooth, 95)
+        row(
+            "the same with smoothing 0.6 (EMA over the full series): p50 / p95",
+            "-",
+            f"{s50:.1f} / {s95:.1f} ms (n={len(smooth)})",
+            None,
+            {"p50_ms": s50, "p95_ms": s95},
+        )
+        peak = max(c["peak_rss_mb"] for c in cold)
+        row(
+            "server peak RSS (VmHWM) over the cold load and the queries",
+            f"< {TARGETS['peak_rss_mb']:g} MB",
+            f"{peak:.0f} MB",
+            peak < TARGETS["peak_rss_mb"],
+            peak,
+        )
+    if warm:
+        listed = [w["seconds"] for w in warm]
+        row(
+            "warm re-open: every run listed ready",
+            f"< {TARGETS['warm_reopen_s']:g} s",
+            spread_s(listed),
+            statistics.median(listed) < TARGETS["warm_reopen_s"],
+            listed,
+        )
+        answered = [w["answered_s"] for w in warm]
+        row("warm re-open: first HTTP answer", "-", spread_s(answered), None, answered)
+        idle = [w["idle_s"] for w in warm]
+        row(
+            "warm re-open: first pass over the files done (health: loading false)",
+            "-",
+            spread_s(idle),
+            None,
+            idle,
+        )
+        stale = sum(w["runs_still_loading"] for w in warm)
+        if stale:
+            notes.append(
+                f"BUG: in {stale} of {len(warm)} re-opens /api/v1/runs still said loading=true "
+                "after /api/v1/health said the first pass was over (the list is cached by "
+                "version, and the end of the pass does not bump it)"
+            )
+    browser = scale["browser"]
+    if "skipped" in browser or "failed" in browser:
+        print(f"| browser part | | {browser.get('skipped') or browser.get('failed')} | |")
+    else:
+        report_browser(browser, shape, row, notes)
+    print()
+    for note in notes:
+        print(f"  {note}")
+    return rows
+
+
+def report_browser(
+    browser: dict[str, Any],
+    shape: Shape,
+    row: Callable[[str, str, str, bool | None, Any], None],
+    notes: list[str],
+) -> None:
+    """The browser rows of table (b), through ``row``; where the page's time went to ``notes``."""
+    n = shape.browser_runs
+    row(
+        f"browser: all {n:,} runs listed after a cold start",
+        f"< {TARGETS['browser_listed_s']:g} s",
+        f"{browser['listed_s']:.2f} s (server answered {browser['server_answered_s']:.2f} s)",
+        browser["listed_s"] < TARGETS["browser_listed_s"],
+        browser["listed_s"],
+    )
+    row(
+        "browser: every run loaded (as the API says; information)",
+        "-",
+        f"{browser['api_all_loaded_s']:.2f} s",
+        None,
+        browser["api_all_loaded_s"],
+    )
+    for key, what in (
+        ("cold_paint_s", "during the cold load"),
+        ("paint_s", "once loaded (reload)"),
+    ):
+        row(
+            f"browser: run list painted, {what}",
+            f"<= {TARGETS['browser_paint_s']:g} s",
+            f"{browser[key]:.2f} s",
+            browser[key] <= TARGETS["browser_paint_s"],
+            browser[key],
+        )
+    scrolls = browser["scroll_ms"]
+    done = [s for s in scrolls if s is not None]
+    if done:
+        q50, q95 = np.percentile(done, 50), np.percentile(done, 95)
+        ok = q95 < TARGETS["scroll_p95_ms"] and len(done) == len(scrolls)
+        row(
+            "browser: scroll one viewport, new rows painted: p50 / p95",
+            f"p95 < {TARGETS['scroll_p95_ms']:g} ms",
+            f"{q50:.1f} / {q95:.1f} ms (n={len(done)}, {len(scrolls) - len(done)} never filled)",
+            ok,
+            {"p50_ms": q50, "p95_ms": q95},
+        )
+    for key, when in (("cold_requests", "cold load"), ("requests", "reload")):
+        last = sorted(browser[key], key=lambda entry: entry[2])[-3:]
+        ends = ", ".join(f"{name} {start}-{end} ms" for name, start, end in last)
+        notes.append(f"page requests that ended last ({when}; since navigation start): {ends}")
+
+
+# --------------------------------------------------------------------------------------
+# Run
+# --------------------------------------------------------------------------------------
+
+
+def fingerprint(paths: Iterator[Path]) -> str:
+    """sha256 over files' names and bytes: tells whether code changed during the run."""
+    digest = hashlib.sha256()
+    for path in sorted(paths):
+        digest.update(str(path).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def board_fingerprint() -> str:
+    """Of the dashboard's code and pages (another engineer edits them while we measure)."""
+    root = Path(str(resources.files("sumlens.board")))
+    return fingerprint(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+
+
+def prime_numba() -> None:
+    """Fill this run's numba cache with the reader's kernels, so servers only load them."""
+    started = time.perf_counter()
+    code = (
+        "import sys\n"
+        "from sumlens.io.kernels import READER_KERNELS\n"
+        "sys.exit(not READER_KERNELS.wait(900))\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+    print(f"  numba cache ready ({time.perf_counter() - started:.1f} s)", flush=True)
+
+
+def machine_meta() -> dict[str, Any]:
+    """Versions, machine and commit, for the JSON."""
+
+    def dist(name: str) -> str | None:
+        try:
+            return dist_version(name)
+        except PackageNotFoundError:
+            return None
+
+    mi_dists = sorted(MINDINSIGHT_BIN.parent.parent.glob("lib/python*/site-packages/mindinsight-*"))
+    commit = subprocess.run(
+        ["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=False
+    ).stdout.strip()
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "src"], capture_output=True, text=True, check=False
+    ).stdout
+    return {
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "commit": commit,
+        "src_uncommitted": dirty.splitlines(),
+        "versions": {
+            name: dist(name)
+            for name in (
+                "sumlens",
+                "numba",
+                "fastapi",
+                "uvicorn",
+                "orjson",
+                "httpx",
+                "tensorboard",
+                "tensorboard-data-server",
+                "playwright",
+            )
+        },
+        "mindinsight": mi_dists[0].name if mi_dists else None,
+    }
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    """The options (``--quick`` shrinks the rounds and the data)."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=5, help="rounds of table (a) (default 5)")
+    parser.add_argument(
+        "--mi-rounds", type=int, default=1, help="rounds that also run MindInsight (default 1)"
+    )
+    parser.add_argument(
+        "--mi-timeout", type=float, default=120.0, help="MindInsight's cap in seconds (120)"
+    )
+    parser.add_argument(
+        "--cold-numba-rounds",
+        type=int,
+        default=1,
+        help="rounds that also start sumlens with an empty numba cache (default 1)",
+    )
+    parser.add_argument(
+        "--scale-rounds", type=int, default=1, help="cold starts over the scale directory (1)"
+    )
+    parser.add_argument(
+        "--reopens", type=int, default=3, help="warm re-opens after each cold start (3)"
+    )
+    parser.add_argument(
+        "--queries", type=int, default=200, help="scalars requests timed per cold start (200)"
+    )
+    parser.add_argument(
+        "--scale-timeout", type=float, default=600.0, help="seconds a cold scale load may take"
+    )
+    parser.add_argument("--scrolls", type=int, default=60, help="scrolls timed in Chromium (60)")
+    parser.add_argument(
+        "--browser-timeout", type=float, default=120.0, help="seconds to wait for the page (120)"
+    )
+    parser.add_argument(
+        "--row-selector", default=ROW_SELECTOR, help=f"CSS of a run row (default {ROW_SELECTOR!r})"
+    )
+    parser.add_argument("--no-browser", action="store_true", help="skip the Chromium part of (b)")
+    parser.add_argument("--only", choices=("a", "b"), help="run only table (a) or (b)")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="smoke run on small data: 2,000-step files, 2 rounds, a 1.2k-run scale directory",
+    )
+    parser.add_argument(
+        "--numba-cache-dir",
+        type=Path,
+        default=DATA_DIR / "numba-cache",
+        help="NUMBA_CACHE_DIR of the servers (default benchmarks/data/numba-cache, as bench_read)",
+    )
+    parser.add_argument(
+        "--out", type=Path, default=None, help="raw timings (default benchmarks/results/...)"
+    )
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.rounds, args.mi_timeout, args.queries, args.scrolls = 2, 60.0, 20, 10
+        args.reopens = 2
+    if args.rounds < 1 or min(args.mi_rounds, args.cold_numba_rounds, args.reopens) < 0:
+        parser.error("--rounds must be >= 1; --mi-rounds, --cold-numba-rounds, --reopens >= 0")
+    if args.out is None:
+        args.out = RESULTS_DIR / ("bench_board_quick.json" if args.quick else "bench_board.json")
+    return args
+
+
+def save(out: dict[str, Any], path: Path) -> None:
+    """Write the raw timings gathered so far."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(out, indent=2, default=str) + "\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Generate the data if needed, warm up, run the tables, print them and save the JSON."""
+    args = parse_args(argv)
+    # One compile cache for every server of the run (as bench_read), filled before timing.
+    os.environ["NUMBA_CACHE_DIR"] = str(args.numba_cache_dir.resolve())
+    os.environ["PYTHONUNBUFFERED"] = "1"
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # unwind: end every server
+    shape = QUICK_SHAPE if args.quick else FULL_SHAPE
+    meta = machine_meta()
+    out: dict[str, Any] = {"meta": meta, "args": {k: str(v) for k, v in vars(args).items()}}
+    files = anchors(args.quick) if args.only != "b" else []
+    if args.only != "a":
+        scale_dir(shape)
+        if not args.no_browser:
+            browser_dir(shape)
+    print("warming up (untimed):", flush=True)
+    prime_numba()
+    for anchor in files:  # page cache
+        for path in anchor.base_dir.iterdir():
+            path.read_bytes()
+    code_before = board_fingerprint(), bench_read.source_fingerprint()
+    meta["load_average_before"] = os.getloadavg()
+    print(f"load average (1, 5, 15 min) before: {meta['load_average_before']}", flush=True)
+    procs = Processes()
+    started = time.perf_counter()
+    try:
+        if files:
+            table = Table()
+            units = build_units(procs, files, args, table)
+            run_rounds(units, args.rounds, table)
+            out["a"] = {
+                "files": {a.key: {"label": a.label, "base_dir": str(a.base_dir)} for a in files},
+                "results": table.results,
+                "failures": table.failures,
+                "unavailable": table.unavailable,
+                **report_a(files, table, args),
+            }
+            save(out, args.out)  # table (a) is kept even if (b) fails
+        if args.only != "a":
+            scale = run_scale(procs, shape, args)
+            out["b"] = {**scale, "rows": report_b(scale, shape)}
+    finally:
+        procs.close()
+    meta["total_s"] = time.perf_counter() - started
+    meta["load_average_after"] = os.getloadavg()
+    took, load = meta["total_s"], meta["load_average_after"]
+    print(f"\ntimed part took {took:.0f} s; load average (1, 5, 15 min) after: {load}")
+    if (board_fingerprint(), bench_read.source_fingerprint()) != code_before:
+        meta["code_changed_during_run"] = True
+        print("WARNING: src/sumlens/board or _fastscan.py changed during the run: run again.")
+    save(out, args.out)
+    print(f"raw timings written to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
