@@ -280,3 +280,14 @@ def test_url_path_prefix(tmp_path: Path) -> None:
         assert response.status in (302, 307) and response.getheader("location") == "/p/q/"
         document = _get(url, "/api/v1/openapi.json")
         assert "/p/q/api/v1/scalars" in document["paths"]
+
+
+def test_an_unchanged_run_list_is_not_sent_again(served) -> None:
+    url, _ = served
+    first, body = _request(url, "/api/v1/runs")
+    etag = first.getheader("etag")
+    assert etag and json.loads(body)["runs"]
+    again, body = _request(url, "/api/v1/runs", headers={"If-None-Match": etag})
+    assert again.status == 304 and body == b""
+    stale, body = _request(url, "/api/v1/runs", headers={"If-None-Match": '"0-1"'})
+    assert stale.status == 200 and json.loads(body)["runs"]

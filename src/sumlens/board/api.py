@@ -46,7 +46,8 @@ class _RunsCache:
         self._version = -1
         self._body = b""
 
-    def get(self, loader: Loader) -> bytes:
+    def get(self, loader: Loader) -> tuple[bytes, str]:
+        """The encoded run list and its entity tag (the loader's version)."""
         with self._lock:
             version = loader.version
             if version != self._version:
@@ -54,6 +55,7 @@ class _RunsCache:
                     {
                         "base_dir": os.fspath(loader.base_dir),
                         "loading": loader.loading,
+                        "reload_interval": loader.reload_interval,
                         "truncated": loader.truncated,
                         "engine": loader.engine_used,
                         "version": version,
@@ -61,7 +63,7 @@ class _RunsCache:
                     }
                 )
                 self._version = version
-            return self._body
+            return self._body, f'"{self._version}-{os.getpid()}"'
 
 
 def make_router(loader: Loader, port: int) -> APIRouter:
@@ -83,8 +85,12 @@ def make_router(loader: Loader, port: int) -> APIRouter:
         )
 
     @router.get("/runs", summary="Every run: times, tags per plugin, load status, damage")
-    def runs() -> Response:
-        return Response(runs_cache.get(loader), media_type=_JSON)
+    def runs(request: Request) -> Response:
+        body, etag = runs_cache.get(loader)
+        headers = {"ETag": etag, "Cache-Control": "no-cache"}
+        if request.headers.get("if-none-match") == etag:  # a poll that found nothing new
+            return Response(status_code=304, headers=headers)
+        return Response(body, media_type=_JSON, headers=headers)
 
     @router.get("/tags", summary="The tags of the given runs (all runs when none), per plugin")
     def tags(run: RunsParam = []) -> Response:  # noqa: B006 - FastAPI reads the default

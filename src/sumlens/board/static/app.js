@@ -1,0 +1,58 @@
+// app.js: the entry point. It wires the URL state, the two views (Runs, Scalars), the
+// header and the auto-refresh poller together; each of those lives in its own module.
+
+import { Poller } from './poller.js';
+import { RunList } from './runlist.js';
+import { ScalarsView } from './scalars.js';
+import { Store, VIEWS } from './state.js';
+
+const TITLES = { runs: 'Runs', scalars: 'Scalars' };
+
+const store = new Store();
+const sections = Object.fromEntries(
+  VIEWS.map((view) => [view, document.getElementById(`${view}-view`)]),
+);
+const runList = new RunList(sections.runs, store);
+const scalars = new ScalarsView(sections.scalars, store);
+const navLinks = [...document.querySelectorAll('nav a[data-view]')];
+const baseDir = document.getElementById('base-dir');
+const loading = document.getElementById('loading');
+const problem = document.getElementById('problem'); // the server cannot be reached
+const notice = document.getElementById('notice'); // the run list is incomplete
+
+function showView(state) {
+  for (const [view, section] of Object.entries(sections)) {
+    if (section.hidden !== (view !== state.view)) section.hidden = view !== state.view;
+  }
+  for (const link of navLinks) {
+    link.setAttribute('href', store.href({ view: link.dataset.view }));
+    if (link.dataset.view === state.view) link.setAttribute('aria-current', 'page');
+    else link.removeAttribute('aria-current');
+  }
+  document.title = `${TITLES[state.view]} · sumlens`;
+}
+
+const poller = new Poller({
+  onData(data, forced) {
+    baseDir.textContent = data.base_dir;
+    baseDir.title = `Base directory: ${data.base_dir}`;
+    loading.hidden = !data.loading;
+    notice.hidden = !data.truncated;
+    runList.setRuns(data);
+    scalars.setRuns(data, forced);
+    document.documentElement.dataset.runsVersion = String(data.version);
+  },
+  onError(err) {
+    problem.textContent = err ? `Cannot reach the sumlens server (${err.message}); retrying.` : '';
+    problem.hidden = !err;
+  },
+});
+
+store.subscribe(showView); // every change: the nav links carry the whole state
+showView(store.state);
+
+document.getElementById('auto-refresh').addEventListener('change', (event) => {
+  poller.setEnabled(event.target.checked);
+});
+document.getElementById('refresh').addEventListener('click', () => poller.refresh(true));
+poller.start();

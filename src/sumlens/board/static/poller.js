@@ -1,0 +1,90 @@
+// poller.js: auto-refresh. It asks the server for the run list every few seconds and hands
+// it on only when the list's `version` changed, so an idle dashboard costs one small
+// request per period and no re-rendering. Polls never overlap; a manual refresh during a
+// poll runs right after it.
+
+import { fetchRuns } from './api.js';
+
+const DEFAULT_PERIOD_S = 3; // when the server does not say how often it reloads
+const MIN_PERIOD_S = 0.5;
+const MAX_PERIOD_S = 10;
+
+export class Poller {
+  /**
+   * `onData(data, forced)` gets each changed (or forced) /runs response; `onError(err)` each
+   * failure and `onError(null)` the next success.
+   */
+  constructor({ onData, onError }) {
+    this.onData = onData;
+    this.onError = onError;
+    this.enabled = true;
+    this.version = null;
+    this.period = DEFAULT_PERIOD_S;
+    this.loading = false;
+    this.timer = 0;
+    this.running = null;
+    this.again = false;
+    document.addEventListener('visibilitychange', () => {
+      if (!document.hidden && this.enabled) this.refresh();
+    });
+  }
+
+  /** Start polling (the first poll is now). */
+  start() {
+    this.refresh();
+  }
+
+  /** Turn periodic polling on or off. */
+  setEnabled(enabled) {
+    this.enabled = enabled;
+    clearTimeout(this.timer);
+    if (enabled) this.#schedule();
+  }
+
+  /** Poll now; `force` hands the response on even if its version is unchanged. */
+  async refresh(force = false) {
+    this.force ||= force;
+    if (this.running) {
+      this.again = true;
+      return this.running;
+    }
+    clearTimeout(this.timer);
+    this.running = this.#poll();
+    await this.running;
+    this.running = null;
+    if (this.again) {
+      this.again = false;
+      return this.refresh();
+    }
+    this.#schedule();
+  }
+
+  async #poll() {
+    const force = this.force;
+    this.force = false;
+    try {
+      const data = await fetchRuns();
+      const period = Number(data.reload_interval);
+      if (Number.isFinite(period)) {
+        this.period = Math.min(Math.max(period, MIN_PERIOD_S), MAX_PERIOD_S);
+      }
+      this.loading = Boolean(data.loading); // a first pass still going: ask again soon
+      this.onError(null);
+      if (data.version !== this.version || force) {
+        this.version = data.version;
+        this.onData(data, force);
+      }
+    } catch (err) {
+      this.onError(err);
+    }
+  }
+
+  #schedule() {
+    clearTimeout(this.timer);
+    if (!this.enabled) return;
+    this.timer = setTimeout(() => {
+      if (document.hidden) this.#schedule();
+      else this.refresh();
+    }, (this.loading ? MIN_PERIOD_S : this.period) * 1000);
+  }
+}

@@ -1,0 +1,319 @@
+// scalars.js: the Scalars view, the selected runs overlaid with one chart card per tag.
+//
+// It owns the view's controls (tag filter, smoothing, x axis, log scale, zoom reset,
+// downloads), the list of selected runs with their colours, and the set of cards. Cards
+// draw only while on screen (an IntersectionObserver). Smoothing is done by the server on
+// the full-resolution series, so a curve does not change with zoom or downsampling; a zoom
+// asks the server for that range at full detail.
+
+import { downloadUrl } from './api.js';
+import { TagCard } from './card.js';
+import { compileRegex, el, plural } from './dom.js';
+import { AXES, MAX_SMOOTHING } from './state.js';
+
+const PALETTE = [
+  '#1a73e8', '#e8710a', '#12b5cb', '#e52592', '#7cb342',
+  '#9334e6', '#f9ab00', '#425066', '#d93025', '#00897b',
+];
+const AXIS_LABELS = { step: 'Step', relative: 'Relative', wall: 'Wall time' };
+const SMOOTHING_COMMIT_MS = 200; // the slider refetches at most this often while dragged
+const collator = new Intl.Collator('en', { numeric: true });
+
+export class ScalarsView {
+  constructor(root, store) {
+    this.store = store;
+    this.meta = new Map(); // run id -> its /runs entry
+    this.loaded = false;
+    this.cards = new Map(); // tag -> TagCard
+    this.colours = new Map();
+    this.signature = '';
+    this.observer = new IntersectionObserver((entries) => this.#onIntersect(entries), {
+      rootMargin: '200px 0px',
+    });
+    this.#build(root);
+    this.#syncControls(store.state);
+    store.subscribe((state, changed) => this.#onState(state, changed));
+  }
+
+  /** Take a new /runs response; `force` reloads the charts on screen even if nothing changed. */
+  setRuns(data, force = false) {
+    this.meta = new Map(data.runs.map((run) => [run.id, run]));
+    this.loaded = true;
+    if (this.#signature() === this.signature && !force) return;
+    this.#rebuild();
+    this.#reloadVisible();
+  }
+
+  /** What a card needs to load: the runs, the axis settings and the tag's zoom. */
+  context(tag) {
+    const { runs, axis, smoothing, log, zoom } = this.store.state;
+    return { runs, axis, smoothing, log, zoom: zoom[tag], style: this.style };
+  }
+
+  /** The user zoomed the chart of `tag` ({x, y}: null where that axis shows everything). */
+  zoomed(tag, { x, y }) {
+    const zoom = { ...this.store.state.zoom };
+    if (x || y) zoom[tag] = { ...(x && { x }), ...(y && { y }) };
+    else delete zoom[tag];
+    this.store.set({ zoom });
+  }
+
+  /** A series' colour and label; a run's ranks are separate series, "run (rank 1)". */
+  style = (run, rank) => {
+    const ranked = (this.meta.get(run)?.ranks.length ?? 0) > 1 && rank !== null;
+    const key = ranked ? `${run}\u0000${rank}` : run;
+    if (!this.colours.has(key)) this.colours.set(key, PALETTE[this.colours.size % PALETTE.length]);
+    return { colour: this.colours.get(key), label: ranked ? `${run} (rank ${rank})` : run };
+  };
+
+  #build(root) {
+    this.tagFilter = el('input', {
+      type: 'search',
+      class: 'search-input',
+      placeholder: 'Filter tags (regex)',
+      'aria-label': 'Filter tags (regular expression)',
+      oninput: () => this.store.set({ tags: this.tagFilter.value }),
+    });
+    this.tagCount = el('span', { class: 'count muted' });
+    this.slider = el('input', {
+      type: 'range',
+      min: '0',
+      max: String(MAX_SMOOTHING),
+      step: '0.001',
+      class: 'smoothing-slider',
+      'aria-label': 'Smoothing',
+      oninput: () => this.#smoothingInput(this.slider.value, false),
+      onchange: () => this.#smoothingInput(this.slider.value, true),
+    });
+    this.smoothingBox = el('input', {
+      type: 'number',
+      min: '0',
+      max: String(MAX_SMOOTHING),
+      step: '0.01',
+      class: 'smoothing-value',
+      'aria-label': 'Smoothing weight',
+      onchange: () => this.#smoothingInput(this.smoothingBox.value, true),
+    });
+    this.axisButtons = AXES.map((axis) =>
+      el('button', {
+        type: 'button',
+        class: 'segment',
+        dataset: { axis },
+        text: AXIS_LABELS[axis],
+        onclick: () => this.store.set({ axis, zoom: {} }), // ranges do not carry across axes
+      }),
+    );
+    this.logToggle = el('button', {
+      type: 'button',
+      class: 'toggle log-toggle',
+      text: 'Log y',
+      title: 'Logarithmic y axis',
+      onclick: () => {
+        const { log, zoom } = this.store.state;
+        this.store.set({ log: !log, zoom: withoutY(zoom) }); // y ranges are in the old scale
+      },
+    });
+    this.resetAll = el('button', {
+      type: 'button',
+      class: 'button reset-zoom',
+      text: 'Reset zoom',
+      onclick: () => this.store.set({ zoom: {} }),
+    });
+    const link = (format) =>
+      el('a', { class: 'button', text: format, title: 'Download every curve shown', download: '' });
+    this.csv = link('CSV');
+    this.json = link('JSON');
+    this.runList = el('ul', { class: 'run-legend' });
+    this.editLink = el('a', { class: 'link', text: 'Edit selection' });
+    this.grid = el('div', { class: 'card-grid' });
+    this.message = el('p', { class: 'empty-note', hidden: true });
+    root.append(
+      el(
+        'div',
+        { class: 'toolbar' },
+        el('div', { class: 'search' }, this.tagFilter),
+        this.tagCount,
+        el('label', { class: 'control' }, 'Smoothing', this.slider, this.smoothingBox),
+        el(
+          'div',
+          { class: 'segmented', role: 'group', 'aria-label': 'X axis' },
+          ...this.axisButtons,
+        ),
+        this.logToggle,
+        el('span', { class: 'grow' }),
+        this.resetAll,
+        el('span', { class: 'download muted' }, 'Download', this.csv, this.json),
+      ),
+      el(
+        'div',
+        { class: 'scalars-body' },
+        el(
+          'aside',
+          { class: 'sidebar' },
+          el('div', { class: 'sidebar-head' }, el('h2', { text: 'Runs' }), this.editLink),
+          this.runList,
+        ),
+        el('div', { class: 'cards' }, this.message, this.grid),
+      ),
+    );
+  }
+
+  #smoothingInput(text, commit) {
+    const value = Math.min(Math.max(Number.parseFloat(text) || 0, 0), MAX_SMOOTHING);
+    this.smoothingBox.value = String(value);
+    this.slider.value = String(value);
+    clearTimeout(this.smoothingTimer);
+    const commitNow = () => this.store.set({ smoothing: value });
+    if (commit) commitNow();
+    else this.smoothingTimer = setTimeout(commitNow, SMOOTHING_COMMIT_MS);
+  }
+
+  #onState(state, changed) {
+    this.#syncControls(state);
+    if (changed.has('runs') || changed.has('tags')) {
+      this.#rebuild();
+      if (changed.has('runs')) this.#reloadVisible();
+    } else if (['smoothing', 'axis', 'log'].some((key) => changed.has(key))) {
+      this.#reloadVisible();
+    } else if (changed.has('zoom')) {
+      for (const card of this.cards.values()) card.zoomTo(state.zoom[card.tag]);
+    }
+  }
+
+  #syncControls(state) {
+    if (this.tagFilter.value !== state.tags) this.tagFilter.value = state.tags;
+    // Not while the user edits them (a committed value would jump back under the cursor).
+    const smoothing = String(state.smoothing);
+    if (document.activeElement !== this.smoothingBox) this.smoothingBox.value = smoothing;
+    if (document.activeElement !== this.slider) this.slider.value = smoothing;
+    for (const button of this.axisButtons) {
+      button.setAttribute('aria-pressed', String(button.dataset.axis === state.axis));
+    }
+    this.logToggle.setAttribute('aria-pressed', String(state.log));
+    this.editLink.setAttribute('href', this.store.href({ view: 'runs' }));
+    this.resetAll.disabled = !Object.keys(state.zoom).length;
+  }
+
+  /** What, of the data, decides the cards and their curves. */
+  #signature() {
+    return JSON.stringify(
+      this.store.state.runs.map((id) => {
+        const run = this.meta.get(id);
+        return run && [run.updated, run.points, run.status, run.tags.scalar, run.ranks];
+      }),
+    );
+  }
+
+  /** Rebuild the run legend and the set of cards (kept where their tag still shows). */
+  #rebuild() {
+    this.signature = this.#signature();
+    const { runs, tags: filter } = this.store.state;
+    this.#assignColours(runs);
+    this.#renderRunLegend(runs);
+    const all = new Set();
+    for (const id of runs) for (const tag of this.meta.get(id)?.tags.scalar ?? []) all.add(tag);
+    const { re, error } = filter ? compileRegex(filter) : {};
+    this.tagFilter.classList.toggle('invalid', Boolean(error));
+    this.tagFilter.title = error ?? '';
+    const tags = [...all].filter((tag) => !re || re.test(tag)).sort(collator.compare);
+    this.tagCount.textContent = `${tags.length} of ${plural(all.size, 'tag')}`;
+    this.shownTags = tags;
+
+    const keep = new Set(tags);
+    for (const [tag, card] of this.cards) {
+      if (!keep.has(tag)) {
+        this.observer.unobserve(card.element);
+        card.destroy();
+        this.cards.delete(tag);
+      }
+    }
+    for (const tag of tags) {
+      let card = this.cards.get(tag);
+      if (!card) {
+        card = new TagCard(tag, this);
+        this.cards.set(tag, card);
+        this.observer.observe(card.element);
+      }
+      this.grid.append(card.element); // in tag order (moving an element keeps its chart)
+    }
+    this.#updateLinks();
+    this.#showMessage(runs, all.size, tags.length);
+  }
+
+  #assignColours(runs) {
+    this.colours.clear();
+    for (const id of runs) {
+      const ranks = this.meta.get(id)?.ranks ?? [];
+      if (ranks.length > 1) for (const rank of ranks) this.style(id, rank);
+      else this.style(id, null);
+    }
+  }
+
+  #renderRunLegend(runs) {
+    this.runList.replaceChildren(
+      ...runs.map((id) => {
+        const run = this.meta.get(id);
+        const ranks = run && run.ranks.length > 1 ? run.ranks : [null];
+        const swatches = ranks.map((rank) =>
+          el('span', {
+            class: 'swatch',
+            title: this.style(id, rank).label,
+            style: `background:${this.style(id, rank).colour}`,
+          }),
+        );
+        const remove = el('button', {
+          class: 'icon-button',
+          type: 'button',
+          title: 'Remove from the selection',
+          'aria-label': `Remove ${id}`,
+          text: '×',
+          onclick: () => this.store.set({ runs: this.store.state.runs.filter((r) => r !== id) }),
+        });
+        const name = el('span', { class: 'run-name', title: id, text: id });
+        const note =
+          this.loaded && !run
+            ? el('span', { class: 'badge warn', text: 'not found' })
+            : ranks.length > 1
+              ? el('span', { class: 'muted', text: `${ranks.length} ranks` })
+              : null;
+        return el('li', {}, el('span', { class: 'swatches' }, ...swatches), name, note, remove);
+      }),
+    );
+  }
+
+  #updateLinks() {
+    const { runs } = this.store.state;
+    this.csv.href = downloadUrl(runs, this.shownTags, 'csv');
+    this.json.href = downloadUrl(runs, this.shownTags, 'json');
+    for (const card of this.cards.values()) card.setRuns(runs);
+  }
+
+  #showMessage(runs, tagCount, shownCount) {
+    let text = '';
+    if (!runs.length) text = 'No runs selected. Pick runs to compare on the Runs page.';
+    else if (!this.loaded) text = 'Loading…';
+    else if (!tagCount) text = 'The selected runs have no scalars yet.';
+    else if (!shownCount) text = 'No tag matches the filter.';
+    this.message.textContent = text;
+    this.message.hidden = !text;
+  }
+
+  #reloadVisible() {
+    for (const card of this.cards.values()) card.load();
+  }
+
+  #onIntersect(entries) {
+    for (const entry of entries) {
+      const card = this.cards.get(entry.target.dataset.tag);
+      if (!card) continue;
+      if (entry.isIntersecting && !card.visible) card.show();
+      else if (!entry.isIntersecting && card.visible) card.hide();
+    }
+  }
+}
+
+function withoutY(zoom) {
+  const out = {};
+  for (const [tag, { x }] of Object.entries(zoom)) if (x) out[tag] = { x };
+  return out;
+}

@@ -1,0 +1,141 @@
+// state.js: what the dashboard shows, kept in the URL hash.
+//
+// The hash is the single source of truth, so a reload or a shared link gives the same view:
+//   #/scalars?run=./a&run=./b&tags=loss&smoothing=0.9&axis=wall&log=1&zoom={"loss":{...}}
+// Only values that differ from the defaults are written. Changing the view pushes a history
+// entry (the back button works); every other change replaces the current one.
+
+export const VIEWS = ['runs', 'scalars'];
+export const AXES = ['step', 'relative', 'wall'];
+export const SORTS = ['name', 'created', 'updated'];
+export const MAX_SMOOTHING = 0.999;
+
+const DEFAULTS = Object.freeze({
+  view: 'runs',
+  runs: [], // selected run ids, in the order they were picked (it fixes their colours)
+  q: '', // run search text
+  regex: false, // run search is a regular expression
+  sort: 'name',
+  desc: false,
+  tags: '', // tag filter (regular expression)
+  smoothing: 0.6,
+  axis: 'step',
+  log: false, // log-scale y
+  // tag -> {x: [start, end] in the axis' units, y: [lo, hi] as plotly has it}; either may be absent
+  zoom: {},
+});
+
+function finitePair(value) {
+  return Array.isArray(value) && value.length === 2 && value.every(Number.isFinite)
+    ? [value[0], value[1]]
+    : undefined;
+}
+
+function parseZoom(text) {
+  const zoom = {};
+  if (!text) return zoom;
+  let raw;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    return zoom;
+  }
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return zoom;
+  for (const [tag, entry] of Object.entries(raw)) {
+    const x = finitePair(entry?.x);
+    const y = finitePair(entry?.y);
+    if (x || y) zoom[tag] = { ...(x && { x }), ...(y && { y }) };
+  }
+  return zoom;
+}
+
+/** The state a hash (`#/view?query`) describes; anything missing or invalid is a default. */
+export function parseHash(hash) {
+  const text = hash.replace(/^#\/?/, '');
+  const cut = text.indexOf('?');
+  const view = cut < 0 ? text : text.slice(0, cut);
+  const params = new URLSearchParams(cut < 0 ? '' : text.slice(cut + 1));
+  const smoothing = Number.parseFloat(params.get('smoothing'));
+  return {
+    view: VIEWS.includes(view) ? view : DEFAULTS.view,
+    runs: [...new Set(params.getAll('run'))],
+    q: params.get('q') ?? DEFAULTS.q,
+    regex: params.get('re') === '1',
+    sort: SORTS.includes(params.get('sort')) ? params.get('sort') : DEFAULTS.sort,
+    desc: params.get('desc') === '1',
+    tags: params.get('tags') ?? DEFAULTS.tags,
+    smoothing: Number.isFinite(smoothing)
+      ? Math.min(Math.max(smoothing, 0), MAX_SMOOTHING)
+      : DEFAULTS.smoothing,
+    axis: AXES.includes(params.get('axis')) ? params.get('axis') : DEFAULTS.axis,
+    log: params.get('log') === '1',
+    zoom: parseZoom(params.get('zoom')),
+  };
+}
+
+/** The hash of `state` (the inverse of parseHash). */
+export function formatHash(state) {
+  const params = new URLSearchParams();
+  for (const run of state.runs) params.append('run', run);
+  if (state.q) params.set('q', state.q);
+  if (state.regex) params.set('re', '1');
+  if (state.sort !== DEFAULTS.sort) params.set('sort', state.sort);
+  if (state.desc) params.set('desc', '1');
+  if (state.tags) params.set('tags', state.tags);
+  if (state.smoothing !== DEFAULTS.smoothing) params.set('smoothing', String(state.smoothing));
+  if (state.axis !== DEFAULTS.axis) params.set('axis', state.axis);
+  if (state.log) params.set('log', '1');
+  if (Object.keys(state.zoom).length) params.set('zoom', JSON.stringify(state.zoom));
+  const query = params.toString();
+  return `#/${state.view}${query ? `?${query}` : ''}`;
+}
+
+/**
+ * The current state and its listeners. `set` updates the URL and calls every listener with
+ * the new state and the set of keys that changed; so does a hash change from outside
+ * (back/forward, an edited address).
+ */
+export class Store {
+  #state;
+  #listeners = new Set();
+
+  constructor() {
+    this.#state = parseHash(location.hash);
+    window.addEventListener('hashchange', () => this.#replace(parseHash(location.hash)));
+  }
+
+  get state() {
+    return this.#state;
+  }
+
+  /** Merge `patch` into the state; a change of view adds a history entry. */
+  set(patch) {
+    const next = { ...this.#state, ...patch };
+    const hash = formatHash(next);
+    if (hash !== location.hash) {
+      const push = next.view !== this.#state.view;
+      history[push ? 'pushState' : 'replaceState'](null, '', hash);
+    }
+    this.#replace(next);
+  }
+
+  /** The hash the state would have with `patch` applied (for links). */
+  href(patch) {
+    return formatHash({ ...this.#state, ...patch });
+  }
+
+  subscribe(listener) {
+    this.#listeners.add(listener);
+  }
+
+  #replace(next) {
+    const changed = new Set(
+      Object.keys(next).filter(
+        (key) => JSON.stringify(next[key]) !== JSON.stringify(this.#state[key]),
+      ),
+    );
+    if (!changed.size) return;
+    this.#state = next;
+    for (const listener of this.#listeners) listener(next, changed);
+  }
+}
