@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from importlib import resources
@@ -26,7 +25,6 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sumlens._version import __version__
 from sumlens.board.api import make_router
-from sumlens.board.curves import prepare
 from sumlens.board.loader import Loader
 from sumlens.board.query import QueryError
 from sumlens.board.settings import BoardSettings
@@ -100,7 +98,6 @@ def create_app(settings: BoardSettings, loader: Loader | None = None) -> FastAPI
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         loader.start()
-        threading.Thread(target=prepare, name="sumlens-prepare", daemon=True).start()
         try:
             yield
         finally:

@@ -1,0 +1,66 @@
+"""Smoothing and downsampling of the scalars view, against plain reference loops."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from board_helpers import tb_ema
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sumlens.board.curves import pick, smooth
+
+
+def _series(n: int, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    values = np.cumsum(rng.standard_normal(n)) + 100.0 * np.sin(np.arange(n) / 500.0)
+    values[rng.integers(0, n, size=max(1, n // 1000))] = np.nan
+    values[n // 3] = np.inf
+    return values
+
+
+@pytest.mark.parametrize("weight", [1e-9, 0.05, 0.3, 0.6, 0.9, 0.99, 0.999])
+def test_ema_equals_tensorboards_loop(weight: float) -> None:
+    values = _series(20_000)
+    np.testing.assert_allclose(
+        smooth(values, weight), tb_ema(values, weight), rtol=1e-11, atol=1e-11, equal_nan=True
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.floats(allow_nan=True, allow_infinity=True, width=32), min_size=1, max_size=300),
+    st.floats(min_value=0.0, max_value=0.999),
+)
+def test_ema_on_any_values(values: list[float], weight: float) -> None:
+    array = np.asarray(values, dtype=np.float64)
+    got, expected = smooth(array, weight), tb_ema(array, weight)
+    finite = np.isfinite(expected)
+    np.testing.assert_array_equal(np.isfinite(got), finite)
+    np.testing.assert_array_equal(got[~finite], expected[~finite])
+    scale = np.abs(array[np.isfinite(array)]).max(initial=1.0)
+    np.testing.assert_allclose(got[finite], expected[finite], rtol=1e-9, atol=1e-12 * scale)
+
+
+def test_running_average() -> None:
+    values = np.array([1.0, 2.0, np.nan, 3.0, 4.0, 5.0, 6.0])
+    got = smooth(values, 0.75, "average")  # window of 4 finite values
+    assert np.isnan(got[2])
+    np.testing.assert_allclose(got[[0, 1, 3, 4, 5, 6]], [1.0, 1.5, 2.0, 2.5, 3.5, 4.5])
+
+
+def test_no_smoothing_is_the_values() -> None:
+    values = _series(100)
+    np.testing.assert_array_equal(smooth(values, 0.0), values)
+
+
+def test_pick_keeps_bucket_extremes_and_ends() -> None:
+    values = _series(100_000, seed=3)
+    steps = np.arange(100_000, dtype=np.int64) * 3
+    chosen = pick(steps, values, 500)
+    assert chosen.size <= 500 and chosen[0] == 0 and chosen[-1] == values.size - 1
+    assert np.all(np.diff(chosen) > 0)
+    finite = np.where(np.isfinite(values), values, np.nan)
+    assert np.nanargmax(finite) in chosen and np.nanargmin(finite) in chosen
+    np.testing.assert_array_equal(pick(steps, values, 500), chosen)  # deterministic
+    np.testing.assert_array_equal(pick(steps[:300], values[:300], 500), np.arange(300))
