@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import socket
 import threading
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -63,6 +65,21 @@ def running_server(settings: BoardSettings, timeout: float = 30.0) -> Iterator[s
     finally:
         server.should_exit = True
         thread.join(timeout)
+
+
+_NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def get_json(url: str) -> dict | None:
+    """The JSON at ``url``, or None when nothing answers there (or not with 200).
+
+    Never through an ``http_proxy`` from the environment: the server is on loopback.
+    """
+    try:
+        with _NO_PROXY.open(url, timeout=2) as response:
+            return json.loads(response.read())
+    except OSError:
+        return None
 
 
 def wait_until(condition, timeout: float = 30.0, interval: float = 0.05):  # type: ignore[no-untyped-def]

@@ -13,30 +13,18 @@ import signal
 import socket
 import subprocess
 import sys
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
-from board_helpers import free_port, wait_until
+from board_helpers import free_port, get_json, wait_until
 
 from sumlens.board import daemon
 from sumlens.board.settings import BoardSettings
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="start/stop are POSIX only")
-
-_NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-
-
-def _get(url: str) -> dict[str, Any] | None:
-    """The JSON at ``url``, or None when nothing answers there (or not with 200)."""
-    try:
-        with _NO_PROXY.open(url, timeout=2) as response:
-            return json.loads(response.read())
-    except OSError:
-        return None
 
 
 def _two_ports() -> tuple[int, int]:
@@ -137,7 +125,7 @@ def test_start_answers_and_stop_stops(board: Board) -> None:
     assert record["port"] == port and record["host"] == "127.0.0.1"
     assert record["base_dir"] == str(board.base.resolve())
     assert record["log"] == str(daemon.log_path(board.workspace.resolve(), port))
-    health = _get(f"http://127.0.0.1:{port}/api/v1/health")
+    health = get_json(f"http://127.0.0.1:{port}/api/v1/health")
     assert health is not None and health["pid"] == record["pid"] and health["port"] == port
     assert health["base_dir"] == str(board.base.resolve())
 
@@ -146,7 +134,7 @@ def test_start_answers_and_stop_stops(board: Board) -> None:
     assert f"stopped the sumlens dashboard on port {port} (pid {record['pid']})" in out.stdout
     assert not daemon.record_path(board.workspace, port).exists()
     wait_until(lambda: not _alive(record["pid"]))
-    assert _get(f"http://127.0.0.1:{port}/api/v1/health") is None
+    assert get_json(f"http://127.0.0.1:{port}/api/v1/health") is None
 
 
 def test_second_start_on_the_same_port_is_refused(board: Board) -> None:
@@ -159,7 +147,7 @@ def test_second_start_on_the_same_port_is_refused(board: Board) -> None:
     other = board.start(port, workspace=board.root / "ws2")
     _one_line_error(other, "start", f"--port {port}", "in use", f"sumlens dashboard (pid {pid}")
     assert board.record(port)["pid"] == pid
-    assert _get(f"http://127.0.0.1:{port}/api/v1/health")["pid"] == pid
+    assert get_json(f"http://127.0.0.1:{port}/api/v1/health")["pid"] == pid
 
 
 def test_a_port_taken_by_another_socket_is_refused(board: Board) -> None:
@@ -293,7 +281,7 @@ def test_start_over_a_stale_pid_file(board: Board) -> None:
     out = board.start(port)
     assert out.returncode == 0, out.stderr
     assert f"sumlens start: note: removed the stale pid file {path}" in out.stderr
-    assert board.record(port)["pid"] == _get(f"http://127.0.0.1:{port}/api/v1/health")["pid"]
+    assert board.record(port)["pid"] == get_json(f"http://127.0.0.1:{port}/api/v1/health")["pid"]
 
 
 def test_stop_needs_a_port_when_several_run(board: Board) -> None:
@@ -341,8 +329,8 @@ def test_url_path_prefix(board: Board) -> None:
     assert out.returncode == 0, out.stderr
     assert f"http://127.0.0.1:{port}/team/a/" in out.stdout
     assert board.record(port)["url"] == f"http://127.0.0.1:{port}/team/a/"
-    assert _get(f"http://127.0.0.1:{port}/team/a/api/v1/health")["status"] == "ok"
-    assert _get(f"http://127.0.0.1:{port}/api/v1/health") is None
+    assert get_json(f"http://127.0.0.1:{port}/team/a/api/v1/health")["status"] == "ok"
+    assert get_json(f"http://127.0.0.1:{port}/api/v1/health") is None
 
 
 def test_summary_base_dir_and_logdir_name_the_same_thing(board: Board) -> None:
@@ -351,8 +339,8 @@ def test_summary_base_dir_and_logdir_name_the_same_thing(board: Board) -> None:
     first, second = _two_ports()
     assert board.start(first, "--summary-base-dir", str(board.base)).returncode == 0
     assert board.start(second, "--logdir", str(other)).returncode == 0
-    assert _get(f"http://127.0.0.1:{first}/api/v1/health")["base_dir"] == str(board.base)
-    assert _get(f"http://127.0.0.1:{second}/api/v1/health")["base_dir"] == str(other)
+    assert get_json(f"http://127.0.0.1:{first}/api/v1/health")["base_dir"] == str(board.base)
+    assert get_json(f"http://127.0.0.1:{second}/api/v1/health")["base_dir"] == str(other)
     both = board.run("start", "--logdir", str(other), "--summary-base-dir", str(other))
     assert both.returncode == 2 and "not allowed with argument" in both.stderr
 
@@ -378,7 +366,7 @@ def test_serve_runs_in_the_foreground_until_a_signal(board: Board, stop_signal: 
         env=board.env,
     )
     try:
-        health = wait_until(lambda: _get(f"http://127.0.0.1:{port}/api/v1/health"), timeout=60)
+        health = wait_until(lambda: get_json(f"http://127.0.0.1:{port}/api/v1/health"), timeout=60)
         assert health["pid"] == server.pid
         server.send_signal(stop_signal)
         stdout, stderr = server.communicate(timeout=60)

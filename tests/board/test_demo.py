@@ -7,38 +7,27 @@ with this interpreter as ``PY`` and the venv stamp taken as up to date (``make -
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 import pytest
-from board_helpers import free_port, wait_until
+from board_helpers import free_port, get_json, wait_until
 
 from sumlens.io import read_scalars
 
 ROOT = Path(__file__).resolve().parents[2]
 EXIT_AFTER = 20
 """Seconds the demo serves: the window in which the test asks it for the runs."""
-_NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-
-
-def _get(url: str) -> dict[str, Any] | None:
-    try:
-        with _NO_PROXY.open(url, timeout=2) as response:
-            return json.loads(response.read())
-    except OSError:
-        return None
 
 
 def _ready_runs(api: str) -> dict[str, dict[str, Any]] | None:
     """The demo's runs once both are loaded with their loss curves, else None."""
-    answer = _get(f"{api}/runs")
+    answer = get_json(f"{api}/runs")
     if answer is None:
         return None
     runs = {run["id"]: run for run in answer["runs"]}
@@ -76,8 +65,8 @@ def test_make_demo_trains_two_runs_and_serves_them(tmp_path: Path) -> None:
         )
     api = f"http://127.0.0.1:{port}/api/v1"
     try:
-        wait_until(lambda: _get(f"{api}/health") or demo.poll() is not None, timeout=300)
-        health = _get(f"{api}/health")
+        wait_until(lambda: get_json(f"{api}/health") or demo.poll() is not None, timeout=300)
+        health = get_json(f"{api}/health")
         assert health is not None, output.read_text()
         assert health["base_dir"] == str(copy / "demo_runs")
         runs = wait_until(lambda: _ready_runs(api) or demo.poll() is not None, timeout=EXIT_AFTER)
