@@ -925,7 +925,8 @@ def _notes(key: str, results: list[dict[str, Any]]) -> str:
         parts.append(f"first answer {answered:.2f} s")
     if listed is not None:
         parts.append(f"all listed {listed:.2f} s")
-    engines = sorted({r["engine"] for r in results if "engine" in r})
+    # a warm start reads nothing, so it names no engine (None)
+    engines = sorted({r["engine"] for r in results if r.get("engine")})
     if engines:
         parts.append("engine " + "/".join(engines))
     view = _median_of(results, "view_s")

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from sumlens import SummaryRecord
-from sumlens.io import Event, ReadStats, read_file_scalars, read_scalars
+from sumlens.io import Event, ReadStats, read_events_at, read_file_scalars, read_scalars
+from sumlens.io.decode import PayloadError
 from sumlens.io.reader import resolve_files
 
 
@@ -32,13 +33,17 @@ def test_pieces_add_up_to_one_read(tmp_path: Path, fmt: str, scalar_engine: str)
     grown = tmp_path / "grown" / path.name
     grown.parent.mkdir()
     parts: dict[str, list[np.ndarray]] = {}
-    others: list[Event] = []
+    others: list[tuple[Event, int, int]] = []
     offset = 0
     for cut in (0, 7, 1000, len(data) // 2 + 3, len(data) - 5, len(data)):
         grown.write_bytes(data[:cut])  # the writer got this far (records may be torn)
         stats = ReadStats()
         columns, end = read_file_scalars(
-            grown, start=offset, engine=scalar_engine, stats=stats, other=others.append
+            grown,
+            start=offset,
+            engine=scalar_engine,
+            stats=stats,
+            other=lambda *found: others.append(found),
         )
         assert offset <= end <= cut
         assert stats.corrupt_records == 0 and stats.torn_tail_bytes == cut - end
@@ -51,8 +56,27 @@ def test_pieces_add_up_to_one_read(tmp_path: Path, fmt: str, scalar_engine: str)
         joined = np.concatenate(parts[tag], axis=1)
         np.testing.assert_array_equal(joined[0], steps)
         np.testing.assert_array_equal(joined[1], values)
-    assert {(e.plugin, e.tag) for e in others} == {("histogram", "w")}
+    assert {(e.plugin, e.tag) for e, _, _ in others} == {("histogram", "w")}
     assert len(others) == 20
+    for event, at, length in others:  # where each one is: read back alone
+        kind = "summary" if fmt == "mindspore" else "tensorboard"
+        again = [e for e in read_events_at(path, kind, at, length) if e.tag == "w"]
+        assert [(e.step, e.plugin) for e in again] == [(event.step, "histogram")]
+        np.testing.assert_array_equal(again[0].value.counts, event.value.counts)
+
+
+def test_a_replaced_record_is_not_taken_for_the_old_one(tmp_path: Path) -> None:
+    path = _write(tmp_path, "tensorboard", range(1, 20))
+    found: list[tuple[Event, int, int]] = []
+    read_file_scalars(path, other=lambda *f: found.append(f))
+    _, at, length = found[0]
+    data = bytearray(path.read_bytes())
+    data[at + 3] ^= 0xFF
+    path.write_bytes(bytes(data))
+    with pytest.raises(PayloadError):
+        read_events_at(path, "tensorboard", at, length)
+    with pytest.raises(PayloadError):
+        read_events_at(path, "tensorboard", len(data) - 2, 100)
 
 
 def test_limit_reads_a_bounded_piece(tmp_path: Path, scalar_engine: str) -> None:

@@ -464,10 +464,10 @@ class Loader:
                 break  # a torn tail: read again once the file grows
         state.size, state.mtime_ns = file.size, file.mtime_ns
 
-    def _tag_collector(self, run: RunState) -> Callable[[Event], None]:
+    def _tag_collector(self, run: RunState) -> Callable[[Event, int, int], None]:
         seen = {plugin: set(tags) for plugin, tags in run.tags.items()}
 
-        def collect(event: Event) -> None:
+        def collect(event: Event, offset: int, length: int) -> None:
             tags = seen.setdefault(event.plugin, set())
             if event.tag not in tags:
                 tags.add(event.tag)

@@ -4,7 +4,13 @@ from sumlens.io.crc import masked_crc32c
 from sumlens.io.describe import describe
 from sumlens.io.events import PLUGINS, Event, Histogram, Image
 from sumlens.io.framing import ReadStats, encode_record
-from sumlens.io.reader import EventStream, NotAnEventFileError, RecordFile, iter_events
+from sumlens.io.reader import (
+    EventStream,
+    NotAnEventFileError,
+    RecordFile,
+    iter_events,
+    read_events_at,
+)
 from sumlens.io.scalars import (
     Scalars,
     fast_engine_cached,
@@ -31,6 +37,7 @@ __all__ = [
     "fast_engine_ready",
     "iter_events",
     "masked_crc32c",
+    "read_events_at",
     "read_file_scalars",
     "read_scalars",
 ]

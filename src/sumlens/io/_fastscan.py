@@ -1107,15 +1107,16 @@ def scan_file_scalars_from(
     kind: str,
     stats: ReadStats,
     start: int = 0,
-    other: Callable[[Event], None] | None = None,
+    other: Callable[[Event, int, int], None] | None = None,
     limit: int | None = None,
 ) -> tuple[dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]], int]:
     """The scalars of the complete records from byte ``start`` on, and where they end.
 
     Returns ``(columns, end)``: a torn last record stays unread, so a later call from
     ``end`` picks it up once the writer completed it. Events that are not scalars go to
-    ``other`` (in file order within each chunk) when it is given. With ``limit``, reading
-    stops after the chunk in which ``limit`` bytes were passed.
+    ``other(event, offset, length)`` (in file order within each chunk) when it is given,
+    with where their record's payload lies in the file. With ``limit``, reading stops
+    after the chunk in which ``limit`` bytes were passed.
     """
     decode = DECODERS[kind]
     kind_code = _KIND_CODES[kind]
@@ -1144,7 +1145,9 @@ def scan_file_scalars_from(
                 if why == _DONE:
                     break
                 bufs.grow(why)
-            ordinal = _decode_fallback(chunk, bufs, decode, name, stats, fallback, ordinal, other)
+            ordinal = _decode_fallback(
+                chunk, bufs, decode, name, stats, fallback, ordinal, other, offset
+            )
             if pos == 0 or offset + got >= size:
                 offset += pos
                 break
@@ -1177,11 +1180,12 @@ def _decode_fallback(
     stats: ReadStats,
     fallback: dict[str | bytes, list[_FallbackPoint]],
     ordinal: int,
-    other: Callable[[Event], None] | None,
+    other: Callable[[Event, int, int], None] | None,
+    chunk_offset: int,
 ) -> int:
     """Decode the records the kernel listed with protobuf; collect their scalar points.
 
-    Events of other kinds go to ``other`` when it is given.
+    Events of other kinds go to ``other(event, payload offset in the file, length)``.
     """
     for k in range(int(bufs.state[_S_FALLBACK])):
         start = int(bufs.fb_off[k])
@@ -1199,7 +1203,7 @@ def _decode_fallback(
                 )
                 ordinal += 1
             elif other is not None:
-                other(event)
+                other(event, chunk_offset + start, int(bufs.fb_len[k]))
     return ordinal
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from sumlens._log import warn_once
+from sumlens.io.crc import masked_crc32c
 from sumlens.io.decode import DECODERS, PayloadError
 from sumlens.io.events import Event
 from sumlens.io.framing import HEADER_SIZE, OVERHEAD, ReadStats, scan_all, valid_header_at
@@ -72,6 +73,17 @@ class RecordFile:
         With ``limit``, reading stops after the chunk in which ``limit`` bytes were passed
         (so a huge file can be read a bounded piece at a time; call again to go on).
         """
+        for _, payload in self.read_located(stats, limit):
+            yield payload
+
+    def read_located(
+        self, stats: ReadStats | None = None, limit: int | None = None
+    ) -> Iterator[tuple[int, bytes]]:
+        """Like :meth:`read_payloads`, with each payload's byte offset in the file.
+
+        A reader that keeps only where a value is (not the value) reads it again later
+        with :func:`read_events_at`.
+        """
         stats = self.stats if stats is None else stats
         with open(self.path, "rb") as handle:
             size = os.fstat(handle.fileno()).st_size
@@ -85,7 +97,7 @@ class RecordFile:
                 records, stop = scan_all(buf, 0, len(buf), stats)
                 view = memoryview(buf)
                 for _, start, length in records:
-                    yield bytes(view[start : start + length])
+                    yield self.offset + start, bytes(view[start : start + length])
                 if stop == 0 or self.offset + len(buf) >= size:
                     self.offset += stop
                     break
@@ -153,6 +165,33 @@ def note_unreadable(err: NotAnEventFileError, stats: ReadStats) -> None:
     """Count a run directory's file that holds no record, and say so once; reading goes on."""
     stats.unreadable_files.append(err.path)
     warn_once(f"unreadable:{err.path}", "%s; skipped", err)
+
+
+def read_events_at(
+    path: str | os.PathLike[str], kind: str, offset: int, length: int
+) -> list[Event]:
+    """The events of the one record whose payload is ``length`` bytes at ``offset``.
+
+    For readers that remembered where a value was (see ``other`` of
+    :func:`sumlens.io.read_file_scalars`) and read it only when it is asked for. Raises
+    :class:`~sumlens.io.decode.PayloadError` when those bytes are no longer that record
+    (the file was replaced) and ``FileNotFoundError`` when the file is gone.
+    """
+    if kind not in DECODERS:
+        raise ValueError(f"kind={kind!r} is not one of {', '.join(map(repr, DECODERS))}")
+    if offset < 0 or length < 0:
+        raise ValueError(f"offset={offset!r} and length={length!r} must be >= 0")
+    with open(path, "rb") as handle:
+        handle.seek(offset)
+        payload = handle.read(length)
+        crc = handle.read(4)
+    if (
+        len(payload) != length
+        or len(crc) != 4
+        or masked_crc32c(payload) != int.from_bytes(crc, "little")
+    ):
+        raise PayloadError(f"no record of {length} bytes at offset {offset} of {os.fspath(path)!r}")
+    return DECODERS[kind](payload, os.path.basename(path), ReadStats())
 
 
 def resolve_files(path: str | os.PathLike[str]) -> list[Path]:

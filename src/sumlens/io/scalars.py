@@ -34,6 +34,8 @@ Engine = Literal["auto", "numba", "python"]
 ENGINES = ("auto", "numba", "python")
 
 Columns = tuple[np.ndarray, np.ndarray, np.ndarray]
+OtherEvents = Callable[[Event, int, int], None]
+"""Receives each non-scalar event with its record's payload offset and length."""
 
 
 class Scalars(dict[str, Columns]):
@@ -88,7 +90,7 @@ def read_file_scalars(
     start: int = 0,
     engine: Engine = "auto",
     stats: ReadStats | None = None,
-    other: Callable[[Event], None] | None = None,
+    other: OtherEvents | None = None,
     limit: int | None = None,
 ) -> tuple[dict[str, Columns], int]:
     """The scalars of one event file from byte ``start`` on, and the offset reading stopped at.
@@ -97,7 +99,9 @@ def read_file_scalars(
     just past the last complete record, so calling again with ``start=end`` later reads
     only what was appended (a torn last record is read once complete). ``kind`` is
     ``"summary"``, ``"lineage"`` or ``"tensorboard"`` (sniffed when None); events that
-    are not scalars go to ``other`` when given; damage is counted in ``stats``. With
+    are not scalars go to ``other(event, offset, length)`` when given, with where their
+    record's payload lies in the file (:func:`~sumlens.io.reader.read_events_at` reads it
+    again); damage is counted in ``stats``. With
     ``limit``, about that many bytes are read (whole chunks of up to 16 MiB): memory stays
     bounded on huge files, and ``end < size`` says there is more.
     """
@@ -176,7 +180,7 @@ def _python_file_scalars_from(
     kind: str,
     stats: ReadStats,
     start: int = 0,
-    other: Callable[[Event], None] | None = None,
+    other: OtherEvents | None = None,
     limit: int | None = None,
 ) -> tuple[dict[str, Columns], int]:
     decode = DECODERS[kind]
@@ -184,7 +188,7 @@ def _python_file_scalars_from(
     records = RecordFile(path, start)
 
     def events() -> Iterable[Event]:
-        for payload in records.read_payloads(stats, limit):
+        for offset, payload in records.read_located(stats, limit):
             try:
                 decoded = decode(payload, name, stats)
             except PayloadError:
@@ -194,7 +198,7 @@ def _python_file_scalars_from(
                 if event.plugin == "scalar":
                     yield event
                 elif other is not None:
-                    other(event)
+                    other(event, offset, len(payload))
 
     columns = scalar_columns(events())
     return columns, records.offset
