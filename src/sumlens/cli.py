@@ -84,6 +84,12 @@ def _board_options(parser: argparse.ArgumentParser) -> None:
         help="serve under this path, e.g. /sumlens behind a reverse proxy",
     )
     parser.add_argument(
+        "--samples-per-plugin",
+        metavar="P=N,...",
+        help="values kept per series, e.g. images=20,histograms=100 "
+        "(default images=10, histograms=500, tensors=10)",
+    )
+    parser.add_argument(
         "--allowed-hosts",
         metavar="H1,H2",
         help="Host header names accepted besides the bound address and localhost",
@@ -94,7 +100,14 @@ def _board_settings(args: argparse.Namespace) -> BoardSettings:
     """Checked settings from the options given (BoardSettings.create raises on bad values)."""
     from sumlens.board.settings import BoardSettings
 
-    options = ("host", "reload_interval", "workspace", "url_path_prefix", "allowed_hosts")
+    options = (
+        "host",
+        "reload_interval",
+        "workspace",
+        "url_path_prefix",
+        "allowed_hosts",
+        "samples_per_plugin",
+    )
     given = {name: getattr(args, name) for name in options if getattr(args, name) is not None}
     if args.port is not None:
         given["port"] = _integer(args.port)

@@ -26,6 +26,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from sumlens._version import __version__
 from sumlens.board.api import make_router
 from sumlens.board.loader import Loader
+from sumlens.board.plugin_api import NotFound, make_plugin_router
 from sumlens.board.query import QueryError
 from sumlens.board.settings import BoardSettings
 
@@ -91,7 +92,10 @@ def _host(scope: Scope) -> str:
 def create_app(settings: BoardSettings, loader: Loader | None = None) -> FastAPI:
     """The application serving ``settings.base_dir``; its loader starts with the app."""
     loader = loader or Loader(
-        settings.base_dir, settings.workspace, reload_interval=settings.reload_interval
+        settings.base_dir,
+        settings.workspace,
+        reload_interval=settings.reload_interval,
+        caps=dict(settings.samples_per_plugin),
     )
     prefix = settings.url_path_prefix
 
@@ -113,10 +117,15 @@ def create_app(settings: BoardSettings, loader: Loader | None = None) -> FastAPI
     )
     app.state.loader = loader
     app.include_router(make_router(loader, settings.port), prefix=prefix)
+    app.include_router(make_plugin_router(loader), prefix=prefix)
 
     @app.exception_handler(QueryError)
     async def bad_query(_: Request, err: QueryError) -> JSONResponse:
         return JSONResponse({"detail": str(err)}, status_code=422)
+
+    @app.exception_handler(NotFound)
+    async def not_found(_: Request, err: NotFound) -> JSONResponse:
+        return JSONResponse({"detail": str(err)}, status_code=404)
 
     @app.exception_handler(RequestValidationError)
     async def bad_parameter(_: Request, err: RequestValidationError) -> JSONResponse:

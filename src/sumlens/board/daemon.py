@@ -248,6 +248,9 @@ def _serve_command(settings: BoardSettings, workspace: Path) -> list[str]:
         command.append(f"--url-path-prefix={settings.url_path_prefix}")
     if settings.allowed_hosts:
         command.append(f"--allowed-hosts={','.join(settings.allowed_hosts)}")
+    if settings.samples_per_plugin:
+        caps = ",".join(f"{plugin}={cap}" for plugin, cap in settings.samples_per_plugin)
+        command.append(f"--samples-per-plugin={caps}")
     return command
 
 

@@ -32,7 +32,6 @@ import hashlib
 import logging
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -40,6 +39,8 @@ from typing import Any, Literal
 import numpy as np
 
 from sumlens.board.discover import Discovery, FoundFile, FoundRun, discover
+from sumlens.board.samples import SAMPLE, SampleBucket
+from sumlens.board.settings import DEFAULT_CAPS
 from sumlens.board.store import POINT, ColumnStore, series_key
 from sumlens.io import (
     Event,
@@ -47,9 +48,12 @@ from sumlens.io import (
     ReadStats,
     fast_engine_cached,
     fast_engine_ready,
+    read_events_at,
     read_file_scalars,
 )
+from sumlens.io.decode import PayloadError
 from sumlens.io.naming import file_rank
+from sumlens.io.scalars import OtherEvents
 
 _log = logging.getLogger("sumlens.board")
 
@@ -107,7 +111,7 @@ class RunState:
     files: dict[str, FileState] = field(default_factory=dict)
     order: dict[str, list[str]] = field(default_factory=dict)
     series: dict[str, SeriesState] = field(default_factory=dict)
-    tags: dict[str, list[str]] = field(default_factory=dict)
+    sample_files: list[str] = field(default_factory=list)
     created: float | None = None
     updated: float = 0.0
     several_trainings: bool = False
@@ -115,14 +119,17 @@ class RunState:
     stale_points_dropped: int = 0
     status: str = "loading"
     error: str | None = None
+    # sample buckets of the other plugins, saved apart (see ColumnStore.save_states)
+    buckets: dict[str, SampleBucket] = field(default_factory=dict)
+    changed_buckets: set[str] = field(default_factory=set)
 
     def to_dict(self) -> dict[str, Any]:
-        """The state as plain JSON-able data (what the store saves)."""
-        data = dict(vars(self))
+        """The state as plain JSON-able data (what the store saves; buckets apart)."""
+        data = {k: v for k, v in vars(self).items() if k not in ("buckets", "changed_buckets")}
         data["files"] = {name: dict(vars(f)) for name, f in self.files.items()}
         data["series"] = {name: dict(vars(s)) for name, s in self.series.items()}
         data["order"] = {group: list(names) for group, names in self.order.items()}
-        data["tags"] = {plugin: list(names) for plugin, names in self.tags.items()}
+        data["sample_files"] = list(self.sample_files)
         return data
 
     @classmethod
@@ -135,7 +142,12 @@ class RunState:
 
     def summary(self) -> dict[str, Any]:
         """The run as ``/api/v1/runs`` lists it."""
-        tags = {plugin: sorted(names) for plugin, names in self.tags.items() if names}
+        found: dict[str, set[str]] = {}
+        for key, bucket in self.buckets.items():
+            if bucket.items.size:
+                _, plugin, tag = key.split("\0", 2)
+                found.setdefault(plugin, set()).add(tag)
+        tags = {plugin: sorted(names) for plugin, names in found.items()}
         scalar_tags = sorted({s.tag for s in self.series.values() if s.count})
         if scalar_tags:
             tags["scalar"] = scalar_tags
@@ -169,6 +181,10 @@ def _series_name(rank: int | None, tag: str) -> str:
     return f"{_group(rank)}\0{tag}"
 
 
+def _bucket_name(rank: int | None, plugin: str, tag: str) -> str:
+    return f"{_group(rank)}\0{plugin}\0{tag}"
+
+
 def _head(path: Path) -> str:
     with open(path, "rb") as handle:
         return hashlib.sha1(handle.read(HEAD_BYTES)).hexdigest()
@@ -186,8 +202,23 @@ class SeriesRef:
     first_wall: float
 
 
+@dataclass(frozen=True, slots=True)
+class Samples:
+    """The kept values of one non-scalar series (see :mod:`sumlens.board.samples`)."""
+
+    run: str
+    rank: int | None
+    plugin: str
+    tag: str
+    items: np.ndarray
+
+
 class Loader:
-    """Follows the runs of ``base_dir`` into a :class:`ColumnStore` kept in ``workspace``."""
+    """Follows the runs of ``base_dir`` into a :class:`ColumnStore` kept in ``workspace``.
+
+    ``caps`` sets how many values of each non-scalar plugin a series keeps (defaults:
+    :data:`~sumlens.board.samples.DEFAULT_CAPS`).
+    """
 
     def __init__(
         self,
@@ -195,10 +226,12 @@ class Loader:
         workspace: Path,
         reload_interval: float = 3.0,
         engine: Engine = "auto",
+        caps: dict[str, int] | None = None,
     ) -> None:
         self.base_dir = Path(base_dir)
         self.reload_interval = reload_interval
         self.engine_choice = engine
+        self.caps = {**DEFAULT_CAPS, **(caps or {})}
         self.store = ColumnStore(Path(workspace), self.base_dir)
         self.version = 0
         self.loading = True
@@ -283,6 +316,44 @@ class Loader:
             if state is None or state.count == 0:
                 return np.empty(0, dtype=POINT)
             return self.store.read(state.key, state.count)
+
+    def samples(self, run_id: str, plugin: str, tag: str) -> list[Samples]:
+        """The kept values of a run's ``plugin`` series named ``tag``, one entry per rank."""
+        with self._lock:
+            run = self._runs.get(run_id)
+            if run is None:
+                return []
+            found = [
+                Samples(run_id, None if group == "-" else int(group), plugin, tag, bucket.items)
+                for key, bucket in run.buckets.items()
+                for group, kind, name in [key.split("\0", 2)]
+                if kind == plugin and name == tag and bucket.items.size
+            ]
+        return sorted(found, key=lambda s: -1 if s.rank is None else s.rank)
+
+    def value(self, samples: Samples, index: int) -> Event | None:
+        """The value of ``samples.items[index]``, read back from its event file.
+
+        None when the file no longer holds it (replaced or removed since it was listed).
+        """
+        item = samples.items[index]
+        with self._lock:
+            run = self._runs.get(samples.run)
+            if run is None or not 0 <= int(item["file"]) < len(run.sample_files):
+                return None
+            name = run.sample_files[int(item["file"])]
+            state = run.files.get(name)
+            path = Path(run.path) / name
+        if state is None:
+            return None
+        try:
+            events = read_events_at(path, state.kind, int(item["offset"]), int(item["length"]))
+        except (OSError, PayloadError):
+            return None
+        for event in events:
+            if event.plugin == samples.plugin and event.tag == samples.tag:
+                return event
+        return None
 
     # ------------------------------------------------------------------ polling
 
@@ -411,6 +482,9 @@ class Loader:
     def _reset_group(self, run: RunState, group: str) -> None:
         for name in [n for n, s in run.series.items() if _group(s.rank) == group]:
             self.store.truncate(run.series.pop(name).key, 0)
+        for key in [k for k in run.buckets if k.split("\0", 1)[0] == group]:
+            del run.buckets[key]
+            run.changed_buckets.add(key)
         for name in run.order.get(group, []):
             run.files.pop(name, None)
         run.order[group] = []
@@ -435,7 +509,7 @@ class Loader:
                     start=state.offset,
                     engine=self._engine(file.size - state.offset),
                     stats=stats,
-                    other=self._tag_collector(run),
+                    other=self._sample_collector(run, state),
                     limit=READ_LIMIT,
                 )
             except NotAnEventFileError:
@@ -464,17 +538,26 @@ class Loader:
                 break  # a torn tail: read again once the file grows
         state.size, state.mtime_ns = file.size, file.mtime_ns
 
-    def _tag_collector(self, run: RunState) -> Callable[[Event, int, int], None]:
-        seen = {plugin: set(tags) for plugin, tags in run.tags.items()}
+    def _sample_collector(self, run: RunState, file: FileState) -> OtherEvents:
+        """What keeps references to a file's non-scalar values in the run's buckets."""
+        with self._lock:
+            if file.name not in run.sample_files:
+                run.sample_files.append(file.name)
+            index = run.sample_files.index(file.name)
 
         def collect(event: Event, offset: int, length: int) -> None:
-            tags = seen.setdefault(event.plugin, set())
-            if event.tag not in tags:
-                tags.add(event.tag)
-                with self._lock:
-                    run.tags[event.plugin] = sorted(tags)
-            if run.created is None or event.wall_time < run.created:
-                run.created = event.wall_time
+            key = _bucket_name(file.rank, event.plugin, event.tag)
+            with self._lock:
+                bucket = run.buckets.get(key)
+                if bucket is None:
+                    bucket = SampleBucket(self.caps.get(event.plugin, 10))
+                    run.buckets[key] = bucket
+                run.stale_points_dropped += bucket.offer(
+                    event.step, event.wall_time, index, offset, length
+                )
+                run.changed_buckets.add(key)
+                if run.created is None or event.wall_time < run.created:
+                    run.created = event.wall_time
 
         return collect
 
@@ -550,6 +633,12 @@ class Loader:
             self._restore_saved()
 
     def _restore_saved(self) -> None:
+        buckets: dict[str, dict[str, SampleBucket]] = {}
+        for run_id, key, stride, items in self.store.load_samples():
+            plugin = key.split("\0", 2)[1]
+            array = np.frombuffer(items, dtype=SAMPLE).copy()
+            cap = self.caps.get(plugin, 10)
+            buckets.setdefault(run_id, {})[key] = SampleBucket(cap, array, stride)
         for run_id, data in self.store.load_states():
             try:
                 run = RunState.from_dict(data)
@@ -557,6 +646,7 @@ class Loader:
                 self._gone.add(run_id)
                 continue
             if all(self.store.fit(s.key, s.count) for s in run.series.values()):
+                run.buckets = buckets.get(run_id, {})
                 self._runs[run_id] = run
             else:  # series files lost points: read the run again
                 for series in run.series.values():
@@ -568,7 +658,14 @@ class Loader:
     def _save(self) -> None:
         if not self._dirty and not self._gone:
             return
-        states = [(name, self._runs[name].to_dict()) for name in self._dirty if name in self._runs]
-        self.store.save_states(states, self._gone)
+        runs = [self._runs[name] for name in self._dirty if name in self._runs]
+        samples = []
+        for run in runs:
+            for key in run.changed_buckets:
+                bucket = run.buckets.get(key)
+                items = None if bucket is None else bucket.items.tobytes()
+                samples.append((run.id, key, 0 if bucket is None else bucket.stride, items))
+            run.changed_buckets.clear()
+        self.store.save_states([(run.id, run.to_dict()) for run in runs], self._gone, samples)
         self._dirty.clear()
         self._gone.clear()

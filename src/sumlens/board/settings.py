@@ -20,6 +20,48 @@ _PREFIX_RE = re.compile(r"(/[A-Za-z0-9._~-]+)+")
 _HOST_RE = re.compile(r"[A-Za-z0-9.-]+|\[?[0-9A-Fa-f:.]+\]?")
 
 
+DEFAULT_CAPS = {
+    "image": 10,
+    "histogram": 500,
+    "tensor": 10,
+    "graph": 10,
+    "landscape": 100,
+    "dataset_graph": 10,
+    "train_lineage": 100,
+    "eval_lineage": 100,
+    "custom_lineage_data": 100,
+}
+"""Values kept per series by default (TensorBoard's for images, histograms and tensors)."""
+MAX_CAP = 100_000
+
+
+def parse_caps(text: str) -> dict[str, int]:
+    """``"images=20,histograms=100"`` (TensorBoard's ``--samples_per_plugin``) as caps.
+
+    Plugin names may be singular or plural; a cap must be an int from 2 to 100,000.
+    """
+    caps: dict[str, int] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        name, sep, value = item.partition("=")
+        plugin = name.strip().lower()
+        plugin = plugin[:-1] if plugin not in DEFAULT_CAPS and plugin.endswith("s") else plugin
+        if not sep or plugin not in DEFAULT_CAPS:
+            raise ValueError(
+                f"--samples-per-plugin entry {item!r} is not allowed: use PLUGIN=N with PLUGIN "
+                f"one of {', '.join(sorted(DEFAULT_CAPS))}"
+            )
+        try:
+            cap = int(value)
+        except ValueError:
+            cap = -1
+        if not 2 <= cap <= MAX_CAP:
+            raise ValueError(
+                f"--samples-per-plugin {item!r}: the count must be an int from 2 to {MAX_CAP}"
+            )
+        caps[plugin] = cap
+    return caps
+
+
 class BoardSettingsError(ValueError):
     """A setting of the dashboard is not allowed; the message names it and what is allowed."""
 
@@ -35,6 +77,7 @@ class BoardSettings:
     workspace: Path = DEFAULT_WORKSPACE
     url_path_prefix: str = ""
     allowed_hosts: tuple[str, ...] = ()
+    samples_per_plugin: tuple[tuple[str, int], ...] = ()
 
     @classmethod
     def create(
@@ -46,6 +89,7 @@ class BoardSettings:
         workspace: str | Path | None = None,
         url_path_prefix: str = "",
         allowed_hosts: str | tuple[str, ...] | list[str] = (),
+        samples_per_plugin: str = "",
     ) -> BoardSettings:
         """Checked settings: the base directory must exist, the rest be in range."""
         base = Path(base_dir).expanduser()
@@ -74,6 +118,7 @@ class BoardSettings:
             workspace=Path(workspace or DEFAULT_WORKSPACE).expanduser(),
             url_path_prefix=normalise_prefix(url_path_prefix),
             allowed_hosts=_hosts(allowed_hosts),
+            samples_per_plugin=_caps(samples_per_plugin),
         )
 
     @property
@@ -120,6 +165,13 @@ def _hosts(value: str | tuple[str, ...] | list[str]) -> tuple[str, ...]:
                 f"--allowed-hosts entry {host!r} is not a host name or IP address"
             )
     return hosts
+
+
+def _caps(text: str) -> tuple[tuple[str, int], ...]:
+    try:
+        return tuple(sorted(parse_caps(text).items()))
+    except ValueError as err:
+        raise BoardSettingsError(str(err)) from None
 
 
 def _is_loopback(host: str) -> bool:

@@ -28,7 +28,7 @@ import numpy as np
 
 POINT = np.dtype([("step", "<i8"), ("wall", "<f8"), ("value", "<f8")])
 """One stored point; a series file is a flat array of these."""
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """Bumped when the layout changes; a cache of another version is rebuilt."""
 MAX_CACHE_DIRS = 16
 """Cache directories tried per base directory when others are locked by other servers."""
@@ -52,9 +52,14 @@ class ColumnStore:
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
         self._db.execute("CREATE TABLE IF NOT EXISTS runs (id TEXT PRIMARY KEY, state TEXT)")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS samples (run TEXT, key TEXT, stride INTEGER, "
+            "items BLOB, PRIMARY KEY (run, key))"
+        )
         found = self._db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
         if found is None or found[0] != str(SCHEMA_VERSION):
             self._db.execute("DELETE FROM runs")
+            self._db.execute("DELETE FROM samples")
             self._db.execute(
                 "INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),)
             )
@@ -72,16 +77,35 @@ class ColumnStore:
             except ValueError:
                 continue
 
+    def load_samples(self) -> Iterator[tuple[str, str, int, bytes]]:
+        """Every saved sample bucket, as ``(run id, key, stride, items bytes)``."""
+        yield from self._db.execute("SELECT run, key, stride, items FROM samples")
+
     def save_states(
-        self, states: Iterable[tuple[str, dict[str, Any]]], gone: Iterable[str]
+        self,
+        states: Iterable[tuple[str, dict[str, Any]]],
+        gone: Iterable[str],
+        samples: Iterable[tuple[str, str, int, bytes | None]] = (),
     ) -> None:
-        """Write changed run states and forget removed runs, in one transaction."""
+        """Write changed run states and sample buckets (``None`` items: the bucket is gone)
+        and forget removed runs, in one transaction."""
+        gone = list(gone)
+        rows = list(samples)
         with self._db:
             self._db.executemany(
                 "INSERT OR REPLACE INTO runs VALUES (?, ?)",
                 ((run_id, json.dumps(state)) for run_id, state in states),
             )
+            self._db.executemany(
+                "INSERT OR REPLACE INTO samples VALUES (?, ?, ?, ?)",
+                (row for row in rows if row[3] is not None),
+            )
+            self._db.executemany(
+                "DELETE FROM samples WHERE run = ? AND key = ?",
+                ((run, key) for run, key, _, items in rows if items is None),
+            )
             self._db.executemany("DELETE FROM runs WHERE id = ?", ((run_id,) for run_id in gone))
+            self._db.executemany("DELETE FROM samples WHERE run = ?", ((run,) for run in gone))
 
     # ------------------------------------------------------------------ series files
 

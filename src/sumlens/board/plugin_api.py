@@ -1,0 +1,176 @@
+"""``/api/v1`` routes of the non-scalar plugins: images, histograms, tensors.
+
+The loader keeps references to a sample of each series' values (see
+:mod:`sumlens.board.samples`); these routes list them and read the asked-for values back
+from the event files. Names are looked up in the loader's tables only: no parameter is
+ever joined to a path.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import numpy as np
+from fastapi import APIRouter, Query
+from fastapi.responses import Response
+
+from sumlens.board.api import json_response
+from sumlens.board.loader import Loader, Samples
+from sumlens.board.query import QueryError
+from sumlens.board.slicing import SliceError, statistics, take
+from sumlens.io import Histogram, Image
+
+RunParam = Annotated[str, Query(description="run id, e.g. ./ or ./a/b")]
+TagParam = Annotated[str, Query(description="the value's tag")]
+RankParam = Annotated[int | None, Query(description="the rank (files without one: omit)")]
+StepParam = Annotated[int | None, Query(description="the step (default: the newest kept)")]
+PLUGINS = ("image", "histogram", "tensor", "graph", "landscape", "dataset_graph",
+           "train_lineage", "eval_lineage", "custom_lineage_data")  # fmt: skip
+IMAGE_TYPES = ((b"\x89PNG", "image/png"), (b"\xff\xd8", "image/jpeg"), (b"GIF8", "image/gif"))
+
+
+class NotFound(LookupError):
+    """What was asked for is not (or no longer) there; the message says what."""
+
+
+def _series(loader: Loader, run: str, plugin: str, tag: str, rank: int | None) -> Samples:
+    found = loader.samples(run, plugin, tag)
+    for samples in found:
+        if rank is None or samples.rank == rank:
+            return samples
+    raise NotFound(
+        f"run={run!r} has no {plugin} {tag!r}" + ("" if rank is None else f" of rank {rank}")
+    )
+
+
+def _index(samples: Samples, step: int | None) -> int:
+    if step is None:
+        return samples.items.size - 1
+    hits = np.flatnonzero(samples.items["step"] == step)
+    if not hits.size:
+        kept = samples.items["step"].tolist()
+        raise NotFound(f"step={step} of {samples.tag!r} is not kept; kept steps: {kept}")
+    return int(hits[-1])
+
+
+def _value(loader: Loader, samples: Samples, index: int) -> Any:
+    event = loader.value(samples, index)
+    if event is None:
+        raise NotFound(f"{samples.tag!r} at step {int(samples.items['step'][index])} is gone")
+    return event.value
+
+
+def histogram_json(step: int, wall: float, histogram: Histogram) -> dict[str, Any]:
+    """One histogram as the pages read it (non-finite statistics as null)."""
+    return {
+        "step": step,
+        "wall": wall,
+        "min": histogram.min,
+        "max": histogram.max,
+        "sum": histogram.sum,
+        "count": histogram.count,
+        "nan_count": histogram.nan_count,
+        "pos_inf_count": histogram.pos_inf_count,
+        "neg_inf_count": histogram.neg_inf_count,
+        "left": np.asarray(histogram.left, dtype=np.float64),
+        "width": np.asarray(histogram.width, dtype=np.float64),
+        "counts": np.asarray(histogram.counts, dtype=np.float64),
+    }
+
+
+def make_plugin_router(loader: Loader) -> APIRouter:
+    """The routes of images, histograms and tensors over ``loader``."""
+    router = APIRouter(prefix="/api/v1")
+
+    @router.get("/samples", summary="The kept steps of a non-scalar series, per rank")
+    def samples(
+        run: RunParam,
+        plugin: Annotated[str, Query(description=f"one of {', '.join(PLUGINS)}")],
+        tag: TagParam,
+    ) -> Response:
+        if plugin not in PLUGINS:
+            raise QueryError(f"plugin={plugin!r} is not one of {', '.join(PLUGINS)}")
+        return json_response(
+            {
+                "series": [
+                    {
+                        "run": s.run,
+                        "rank": s.rank,
+                        "plugin": s.plugin,
+                        "tag": s.tag,
+                        "step": np.ascontiguousarray(s.items["step"]),
+                        "wall": np.ascontiguousarray(s.items["wall"]),
+                    }
+                    for s in loader.samples(run, plugin, tag)
+                ]
+            }
+        )
+
+    @router.get("/image", summary="One image as stored (PNG for sumlens and MindSpore runs)")
+    def image(
+        run: RunParam, tag: TagParam, step: StepParam = None, rank: RankParam = None
+    ) -> Response:
+        chosen = _series(loader, run, "image", tag, rank)
+        picture = _value(loader, chosen, _index(chosen, step))
+        if not isinstance(picture, Image):
+            raise NotFound(f"{tag!r} holds no image")
+        media = next((m for magic, m in IMAGE_TYPES if picture.encoded.startswith(magic)), None)
+        return Response(
+            picture.encoded,
+            media_type=media or "application/octet-stream",
+            headers={"Cache-Control": "private, max-age=3600"},
+        )
+
+    @router.get("/histograms", summary="Every kept histogram of a tag, per rank")
+    def histograms(run: RunParam, tag: TagParam) -> Response:
+        series = []
+        for chosen in loader.samples(run, "histogram", tag):
+            steps = []
+            for index, item in enumerate(chosen.items):
+                event = loader.value(chosen, index)
+                if event is not None and isinstance(event.value, Histogram):
+                    steps.append(
+                        histogram_json(int(item["step"]), float(item["wall"]), event.value)
+                    )
+            series.append({"run": run, "rank": chosen.rank, "tag": tag, "histograms": steps})
+        return json_response({"series": series})
+
+    @router.get("/tensor", summary="A tensor (or a slice of it) at one step, with statistics")
+    def tensor(
+        run: RunParam,
+        tag: TagParam,
+        step: StepParam = None,
+        rank: RankParam = None,
+        slice: Annotated[
+            str | None, Query(description="e.g. [0,:,:]; one entry per dimension")
+        ] = None,
+        bins: Annotated[int, Query(ge=0, le=1000, description="histogram of the slice")] = 0,
+    ) -> Response:
+        chosen = _series(loader, run, "tensor", tag, rank)
+        index = _index(chosen, step)
+        array = np.asarray(_value(loader, chosen, index))
+        try:
+            part = take(array, slice)
+        except SliceError as err:
+            raise QueryError(str(err)) from None
+        body: dict[str, Any] = {
+            "run": run,
+            "rank": chosen.rank,
+            "tag": tag,
+            "step": int(chosen.items["step"][index]),
+            "wall": float(chosen.items["wall"][index]),
+            "shape": list(array.shape),
+            "dtype": str(array.dtype),
+            "slice": slice,
+            "slice_shape": list(part.shape),
+            "statistics": statistics(array),
+            "slice_statistics": statistics(part),
+            "values": part.tolist() if part.dtype.kind in "fiub" else [str(v) for v in part.flat],
+        }
+        if bins and part.dtype.kind in "fiub":
+            finite = part[np.isfinite(part.astype(np.float64))].astype(np.float64)
+            counts, edges = np.histogram(finite, bins=bins) if finite.size else ([], [])
+            body["histogram"] = {"edges": np.asarray(edges), "counts": np.asarray(counts)}
+        return json_response(body)
+
+    return router
