@@ -317,6 +317,14 @@ class Loader:
                 return np.empty(0, dtype=POINT)
             return self.store.read(state.key, state.count)
 
+    def files(self, run_id: str) -> list[FileState]:
+        """The event files of a run as last read (copies), in reading order per rank."""
+        with self._lock:
+            run = self._runs.get(run_id)
+            if run is None:
+                return []
+            return [FileState(**vars(state)) for state in run.files.values()]
+
     def samples(self, run_id: str, plugin: str, tag: str) -> list[Samples]:
         """The kept values of a run's ``plugin`` series named ``tag``, one entry per rank."""
         with self._lock:
