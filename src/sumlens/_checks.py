@@ -9,10 +9,37 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 
 
 def _got(value: object) -> str:
     return f"{type(value).__name__} {value!r}"
+
+
+def _bounds(
+    number: float,
+    shown: object,
+    name: str,
+    owner: str,
+    minimum: float | None,
+    maximum: float | None,
+    above: float | None,
+    finite: bool,
+) -> None:
+    """Raise one ValueError naming every bound when ``number`` breaks any of them."""
+    bad = (
+        (finite and not math.isfinite(number))
+        or (minimum is not None and number < minimum)
+        or (above is not None and number <= above)
+        or (maximum is not None and number > maximum)
+    )
+    if bad:
+        rules = ["finite"] if finite else []
+        rules += [f"{op} {bound}" for op, bound in ((">=", minimum), (">", above), ("<=", maximum))
+                  if bound is not None]  # fmt: skip
+        raise ValueError(
+            f"For '{owner}', the argument '{name}' must be {' and '.join(rules)}, but got {shown!r}"
+        )
 
 
 def check_int(
@@ -33,20 +60,15 @@ def check_int(
             f"For '{owner}', the argument '{name}' must be {allowed}, but got {_got(value)}"
         )
     number = int(value)
-    if minimum is not None and number < minimum:
-        raise ValueError(
-            f"For '{owner}', the argument '{name}' must be >= {minimum}, but got {number}"
-        )
-    if maximum is not None and number > maximum:
-        raise ValueError(
-            f"For '{owner}', the argument '{name}' must be <= {maximum}, but got {number}"
-        )
+    _bounds(number, number, name, owner, minimum, maximum, None, finite=False)
     return number
 
 
 def check_bool(value: object, name: str, owner: str) -> bool:
-    """A bool (numpy's included)."""
-    if not isinstance(value, bool) and type(value).__name__ != "bool_":
+    """A bool (numpy's included: ``numpy.bool`` in numpy 2, ``numpy.bool_`` before)."""
+    if not isinstance(value, bool) and not (
+        type(value).__module__ == "numpy" and type(value).__name__ in ("bool", "bool_")
+    ):
         raise TypeError(
             f"For '{owner}', the argument '{name}' must be a bool, but got {_got(value)}"
         )
@@ -60,26 +82,41 @@ def check_number(
     minimum: float | None = None,
     maximum: float | None = None,
     *,
+    above: float | None = None,
     finite: bool = True,
 ) -> float:
     """A real number (int or float, numpy's included, never a bool) in ``[minimum, maximum]``,
-    finite unless ``finite=False``."""
+    greater than ``above`` when given, and finite unless ``finite=False``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(
-            f"For '{owner}', the argument '{name}' must be an int or a float, "
-            f"but got {_got(value)}"
+            f"For '{owner}', the argument '{name}' must be a number, but got {_got(value)}"
         )
     number = float(value)
-    if finite and not math.isfinite(number):
-        raise ValueError(
-            f"For '{owner}', the argument '{name}' must be finite, but got {value!r}"
-        )
-    if minimum is not None and number < minimum:
-        raise ValueError(
-            f"For '{owner}', the argument '{name}' must be >= {minimum}, but got {value!r}"
-        )
-    if maximum is not None and number > maximum:
-        raise ValueError(
-            f"For '{owner}', the argument '{name}' must be <= {maximum}, but got {value!r}"
-        )
+    _bounds(number, value, name, owner, minimum, maximum, above, finite)
     return number
+
+
+def check_directory(value: object, name: str, owner: str, max_length: int = 1024) -> str:
+    """A directory's real path: a non-blank str or ``os.PathLike``, at most ``max_length``
+    characters once resolved, and not an existing file. Nothing is created here."""
+    if not isinstance(value, str | os.PathLike):
+        raise TypeError(
+            f"For '{owner}', the argument '{name}' must be a str or os.PathLike, "
+            f"but got {_got(value)}"
+        )
+    text = os.fspath(value)
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError(
+            f"For '{owner}', the argument '{name}' must not be empty or blank, but got {value!r}"
+        )
+    path = os.path.realpath(text)
+    if len(path) > max_length:
+        raise ValueError(
+            f"For '{owner}', the argument '{name}' must be at most {max_length} characters "
+            f"as a real path, but got {len(path)}"
+        )
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise NotADirectoryError(
+            f"For '{owner}', the argument '{name}' must be a directory, but {text!r} is a file"
+        )
+    return path

@@ -7,7 +7,9 @@ module. A value goes to the innermost active ``SummaryRecord`` (the one entered 
 ``with`` in this context, else the most recently opened one) and is written at that
 record's next ``record(step)`` in train mode; in eval mode, or with no record open, it
 is dropped at once (with no record open, the ``sumlens`` logger warns once per process).
-The same name twice before a record keeps the last value.
+While a graph is captured (:func:`sumlens.graph.capturing.capturing`) the model runs on
+fake tensors and the operators record nothing. The same name twice before a record keeps
+the last value.
 
 The operators return None, detach what they keep (autograd never sees them) and run
 eagerly under ``torch.compile`` (a graph break, never a traced copy of stale data).
@@ -20,16 +22,16 @@ from typing import Any
 import torch
 
 from sumlens._log import warn_once
+from sumlens.graph.capturing import capturing
 from sumlens.summary import registry
-from sumlens.summary.record import summary_operators_are_paused
 
 
 @torch.compiler.disable
 def _emit(plugin: str, name: str, value: Any) -> None:
+    if capturing():  # a graph capture runs forward on fake tensors: nothing to record
+        return
     record = registry.active_record()
     if record is None:
-        if summary_operators_are_paused():  # a graph capture runs forward: nothing to say
-            return
         warn_once(
             "ops:no-record",
             "summary operator %s(%r) was called with no open SummaryRecord: its value is "
@@ -38,7 +40,7 @@ def _emit(plugin: str, name: str, value: Any) -> None:
             name,
         )
         return
-    record._add_op_value(plugin, name, value)
+    record.add_operator_value(plugin, name, value)
 
 
 def scalar(name: str, value: Any) -> None:

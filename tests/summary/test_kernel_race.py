@@ -2,8 +2,9 @@
 
 A ``torch.export`` capture (non-strict) replaces ``math.pow`` while it runs. A writer
 thread that loaded its first compiled kernel during that window used to fail, and the
-steps it was writing were lost (seed 002's mode 3: a callback with its own
-``SummaryRecord`` beside a ``SummaryCollector`` that captures the graph). The first test
+steps it was writing were lost (the third way of recording that MindSpore documents: a
+callback with its own ``SummaryRecord`` beside a ``SummaryCollector`` that captures the
+graph). The first test
 forces the interleaving; the second runs the real scenario in fresh processes with an
 empty kernel cache while other processes load the CPU.
 """
@@ -59,7 +60,7 @@ import torch
 from torch import nn
 from sumlens import Callback, Model, SummaryCollector, SummaryRecord
 
-class RecordLoss(Callback):  # seed 002's mode 3: a callback with a SummaryRecord of its own
+class RecordLoss(Callback):  # a callback with a SummaryRecord of its own
     def __init__(self, summary_dir):
         self.summary_dir = summary_dir
     def on_train_begin(self, run_context):

@@ -464,6 +464,55 @@ def test_async_saves_keep_order_and_report_errors(tmp_path: Path, monkeypatch) -
     assert not (tmp_path / "fail.ckpt").exists()
 
 
+def test_async_saves_run_one_at_a_time_on_one_worker(tmp_path: Path, monkeypatch) -> None:
+    """One background worker: saves never overlap and start in call order, a failed one
+    does not stop the next, and a pending save times out only its waiter."""
+    gate = threading.Event()
+    started: list[tuple[str, str]] = []
+    running = threading.Semaphore(1)
+    real_write = ckpt_mod._write_file
+
+    def write(path, *args, **kwargs):
+        assert running.acquire(blocking=False), "two saves ran at once"
+        try:
+            started.append((Path(path).name, threading.current_thread().name))
+            assert gate.wait(20)
+            if Path(path).name == "b.ckpt":
+                raise OSError("disk full")
+            return real_write(path, *args, **kwargs)
+        finally:
+            running.release()
+
+    monkeypatch.setattr(ckpt_mod, "_write_file", write)
+    handles = [
+        save_checkpoint(_net(i), tmp_path / f"{name}.ckpt", async_save=True)
+        for i, name in enumerate("abc")
+    ]
+    with pytest.raises(TimeoutError, match="not written within"):
+        handles[0].wait(timeout=0.01)
+    with pytest.raises(TimeoutError):
+        wait_for_pending_saves(timeout=0.01)
+    gate.set()
+    with pytest.raises(OSError, match="disk full"):
+        wait_for_pending_saves(timeout=20)
+    assert [name for name, _ in started] == ["a.ckpt", "b.ckpt", "c.ckpt"]
+    assert len({thread for _, thread in started}) == 1
+    assert handles[2].wait(timeout=20) == str(tmp_path / "c.ckpt")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.ckpt", "c.ckpt"]
+
+
+def test_async_save_argument_is_one_contract(tmp_path: Path) -> None:
+    """save_checkpoint and CheckpointConfig check ``async_save`` with the same rule."""
+    from sumlens.train import CheckpointConfig
+
+    for bad, error in (("fork", ValueError), (1, TypeError)):
+        with pytest.raises(error) as direct:
+            save_checkpoint(_net(), tmp_path / "x.ckpt", async_save=bad)
+        with pytest.raises(error) as config:
+            CheckpointConfig(async_save=bad)
+        assert str(direct.value).replace("save_checkpoint", "CheckpointConfig") == str(config.value)
+
+
 # --------------------------------------------------------------------------- crash safety
 
 _CHILD = textwrap.dedent(

@@ -1,6 +1,6 @@
 """An ``ExportedProgram`` (from ``torch.export``) as a MindSpore ``GraphProto``.
 
-Layout as in the graphs MindSpore writes (format doc, section 5.3):
+Layout as in the graphs MindSpore writes (and MindInsight's graph view reads):
 
 * every operator is a ``NodeProto`` whose ``name`` is a numeric id ("1", "2", ...),
   ``op_type`` the ATen operator in CamelCase (``aten.max_pool2d`` -> ``MaxPool2d``,

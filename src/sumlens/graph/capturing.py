@@ -14,10 +14,11 @@ input types make it fail, and then the module hierarchy is written instead.
 
 Export runs on the calling thread: it temporarily swaps the live module's parameters for
 fake tensors, which a training step running at the same time on another thread would
-see. Summary operators inside ``forward`` are paused while it runs (they would otherwise
-record fake values), the hook that captures a model's first inputs ignores the traced
-call, and torch's own warnings and error dumps are kept quiet: one warning of ours names
-the reason for a fallback.
+see. While it runs, :func:`capturing` is true on that thread: summary operators inside
+``forward`` record nothing (they would record fake values; :mod:`sumlens.ops` asks it),
+and the hook that captures a model's first inputs ignores the traced call. Torch's own
+warnings and error dumps are kept quiet: one warning of ours names the reason for a
+fallback.
 """
 
 from __future__ import annotations
@@ -40,7 +41,6 @@ from sumlens._log import logger, warn_once
 from sumlens._proto import anf_ir_pb2
 from sumlens.graph.build import EXPORT_PATH, graph_from_program
 from sumlens.graph.fallback import HIERARCHY_PATH, hierarchy_graph
-from sumlens.summary.record import summary_operators_paused
 
 _state = threading.local()
 _QUIET_LOGGERS = ("torch.export", "torch._export", "torch.fx.experimental.symbolic_shapes")
@@ -74,7 +74,12 @@ def unwrap(module: torch.nn.Module) -> torch.nn.Module:
 
 
 def capturing() -> bool:
-    """True while this thread is capturing a graph (the model runs on fake tensors)."""
+    """True while this thread is capturing a graph (the model runs on fake tensors).
+
+    Whatever runs inside the model's ``forward`` and must not see fake values asks this:
+    the summary operators of :mod:`sumlens.ops` record nothing then, and the hook that
+    keeps a model's first inputs ignores the traced call.
+    """
     return getattr(_state, "active", False)
 
 
@@ -128,17 +133,16 @@ def _quiet() -> Iterator[None]:
     saved = {name: logging.getLogger(name).level for name in _QUIET_LOGGERS}
     for name in _QUIET_LOGGERS:
         logging.getLogger(name).setLevel(logging.CRITICAL + 1)
-    _state.active = True
+    before, _state.active = capturing(), True
     try:
         with (
             warnings.catch_warnings(),
             contextlib.redirect_stderr(io.StringIO()),  # export prints partial graphs on errors
-            summary_operators_paused(),
         ):
             warnings.simplefilter("ignore")
             yield
     finally:
-        _state.active = False
+        _state.active = before
         for name, level in saved.items():
             logging.getLogger(name).setLevel(level)
 

@@ -27,8 +27,8 @@ import torch
 from torch.utils import data
 
 from sumlens._proto import lineage_pb2
+from sumlens.lineage.builders import set_parameter
 
-INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 TRANSFORM_ATTRIBUTES = ("transform", "target_transform", "transforms", "transform_fn")
 MAX_TEXT = 200
 MAX_DEPTH = 8
@@ -36,15 +36,8 @@ MAX_DEPTH = 8
 
 
 def _put(param: lineage_pb2.OperationParameter, key: str, value: Any) -> None:
-    """Store ``value`` in the map of ``param`` that fits its type (text for anything else)."""
-    if isinstance(value, bool):
-        param.mapBool[key] = value
-    elif isinstance(value, int) and INT32_MIN <= value <= INT32_MAX:
-        param.mapInt[key] = value
-    elif isinstance(value, float):
-        param.mapDouble[key] = value
-    elif value is not None:
-        param.mapStr[key] = _text(value)
+    """Store ``value`` in the map of ``param`` that fits its type (short text for others)."""
+    set_parameter(param, key, value, _text)
 
 
 def _text(value: Any) -> str:

@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
 
 from sumlens._proto import summary_pb2
+from sumlens.io.decode import ms_tensor_to_array
+from sumlens.summary.tensor import MS_DTYPES, ms_tensor
 
 UNITS = ("step", "epoch")
 DECOMPOSITIONS = ("PCA", "Random")
@@ -24,9 +27,6 @@ Point3 = tuple[Sequence[float], Sequence[float], Sequence[float]]
 
 
 def _array(name: str, value: object, ndim: int) -> np.ndarray:
-    # imported here: sumlens.summary imports this module (SummaryRecord accepts landscapes)
-    from sumlens.summary.tensor import MS_DTYPES
-
     array = np.asarray(value)
     if array.dtype not in MS_DTYPES or array.dtype == np.bool_:
         raise TypeError(f"{name} must hold numbers, got dtype {array.dtype}")
@@ -43,8 +43,11 @@ class LossLandscape:
     ``intervals``: the epochs/steps whose weights the plane was fitted through, with
     ``path`` = (xs, ys, zs), one point per interval entry; omit both for a final landscape.
     ``convergence_point``: (x, y, z) of the trained weights.
+
+    It follows SummaryRecord's value protocol (``plugin`` and :meth:`to_proto`).
     """
 
+    plugin: ClassVar[str] = "landscape"
     x: Sequence[float] | np.ndarray
     y: Sequence[float] | np.ndarray
     z: Sequence[Sequence[float]] | np.ndarray
@@ -81,7 +84,6 @@ class LossLandscape:
     @classmethod
     def from_proto(cls, msg: summary_pb2.LossLandscape) -> LossLandscape:
         """The value of a ``LossLandscape`` message, e.g. an ``Event.value`` from a reader."""
-        from sumlens.io.decode import ms_tensor_to_array
 
         def array(tensor: summary_pb2.TensorProto) -> np.ndarray:
             return ms_tensor_to_array(tensor).astype(np.float64)
@@ -120,8 +122,6 @@ class LossLandscape:
 
     def to_proto(self) -> summary_pb2.LossLandscape:
         """The ``LossLandscape`` message."""
-        from sumlens.summary.tensor import ms_tensor
-
         msg = summary_pb2.LossLandscape()
         msg.landscape.x.CopyFrom(ms_tensor(self.x))
         msg.landscape.y.CopyFrom(ms_tensor(self.y))

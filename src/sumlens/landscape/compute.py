@@ -19,14 +19,15 @@ from typing import Any
 import numpy as np
 import torch
 
+from sumlens._landscape_settings import check_landscape_size, check_num_samples, check_unit
 from sumlens._log import logger
 from sumlens.landscape import directions, grid
+from sumlens.landscape.backend import Backend
 from sumlens.landscape.builder import LossLandscape
 from sumlens.landscape.cache import BlockCache, cache_key
 from sumlens.landscape.evaluate import EvalOptions
-from sumlens.landscape.metadata import check_landscape_size, check_num_samples, check_unit
+from sumlens.landscape.placement import open_backend
 from sumlens.landscape.plane import Plane
-from sumlens.landscape.workers import Backend, open_backend
 
 KINDS = ("train", "result")
 
@@ -60,49 +61,74 @@ def numpy_state(state: Mapping[str, Any]) -> dict[str, np.ndarray]:
     return out
 
 
-def check_normalization(value: object) -> str:
-    if value not in directions.NORMALIZATIONS:
-        raise ValueError(f"normalization must be one of {directions.NORMALIZATIONS}, got {value!r}")
-    return str(value)
+@dataclasses.dataclass(frozen=True)
+class RunOptions:
+    """Where and how a landscape's points are evaluated, checked once.
+
+    The keywords :func:`compute_landscape` and
+    ``SummaryLandscape.gen_landscapes_with_multi_process`` share (each is described at
+    :func:`compute_landscape`); :meth:`from_keywords` builds it from theirs.
+    """
+
+    normalization: str = "tensor"
+    seed: int = 0
+    train_mode: bool = False
+    num_workers: int | None = None
+    ray_address: str | None = None
+    block_points: int | None = None
+    points_per_pass: int | None = None
+    samples_per_pass: int | None = None
+    memory_budget: int | None = None
+    onednn: bool | None = None
+    on_block: OnBlock | None = None
+    progress: bool = True
+
+    def __post_init__(self) -> None:
+        if self.normalization not in directions.NORMALIZATIONS:
+            raise ValueError(
+                f"normalization must be one of {directions.NORMALIZATIONS}, "
+                f"got {self.normalization!r}"
+            )
+        seed = self.seed
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise ValueError(f"seed must be an int >= 0, got {seed!r}")
+        if not isinstance(self.train_mode, bool):
+            raise TypeError(f"train_mode must be a bool, got {self.train_mode!r}")
+        if self.onednn is not None and not isinstance(self.onednn, bool):
+            raise TypeError(
+                f"onednn must be None (timed choice), True or False, got {self.onednn!r}"
+            )
+        for name in COUNTS:
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError(f"{name} must be an int or None, got {value!r}")
+            if value < 1:
+                raise ValueError(f"{name} must be >= 1, got {value}")
+
+    @classmethod
+    def from_keywords(cls, function: str, keywords: Mapping[str, Any]) -> RunOptions:
+        """The options among ``function``'s keyword arguments (any other is a TypeError)."""
+        unknown = sorted(set(keywords) - {field.name for field in dataclasses.fields(cls)})
+        if unknown:
+            raise TypeError(f"{function}() got unexpected keyword arguments {unknown}")
+        return cls(**keywords)
+
+    def eval_options(self) -> EvalOptions:
+        """What the evaluators take (see :class:`~sumlens.landscape.evaluate.EvalOptions`)."""
+        return EvalOptions(
+            self.train_mode,
+            self.seed,
+            self.points_per_pass,
+            self.samples_per_pass,
+            self.memory_budget,
+            self.onednn,
+        )
 
 
-def check_seed(value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError(f"seed must be an int >= 0, got {value!r}")
-    return value
-
-
-def eval_options(
-    train_mode: object,
-    seed: int,
-    points_per_pass: object,
-    samples_per_pass: object,
-    memory_budget: object,
-    onednn: object,
-) -> EvalOptions:
-    """Checked evaluation options (see :class:`~sumlens.landscape.evaluate.EvalOptions`)."""
-    if not isinstance(train_mode, bool):
-        raise TypeError(f"train_mode must be a bool, got {train_mode!r}")
-    if onednn is not None and not isinstance(onednn, bool):
-        raise TypeError(f"onednn must be None (timed choice), True or False, got {onednn!r}")
-    return EvalOptions(
-        train_mode,
-        seed,
-        _positive_or_none(points_per_pass, "points_per_pass"),
-        _positive_or_none(samples_per_pass, "samples_per_pass"),
-        _positive_or_none(memory_budget, "memory_budget"),
-        onednn,
-    )
-
-
-def _positive_or_none(value: object, name: str) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int or None, got {value!r}")
-    if value < 1:
-        raise ValueError(f"{name} must be >= 1, got {value}")
-    return value
+COUNTS = ("num_workers", "block_points", "points_per_pass", "samples_per_pass", "memory_budget")
+"""Options that are an int >= 1 or None."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -129,10 +155,6 @@ class LandscapeRunner:
         on_block: OnBlock | None = None,
         progress: bool = True,
     ) -> None:
-        if block_points is not None and (
-            isinstance(block_points, bool) or not isinstance(block_points, int) or block_points < 1
-        ):
-            raise ValueError(f"block_points must be an int >= 1 or None, got {block_points!r}")
         self.backend = backend
         self.plane = plane
         self.cache_root = cache_root
@@ -243,35 +265,32 @@ class LandscapeRunner:
 def open_runner(
     source: Any,
     num_samples: int | None,
-    options: EvalOptions,
-    plane: PlaneSettings,
+    run: RunOptions,
     *,
+    unit: str,
+    step_per_epoch: int | None,
     device_ids: Sequence[int] | None,
-    num_workers: int | None,
-    ray_address: str | None,
     cache_root: str | None,
-    block_points: int | None,
-    on_block: OnBlock | None,
-    progress: bool,
 ) -> Iterator[LandscapeRunner]:
     """A :class:`LandscapeRunner` on a backend for ``source`` (closed on leaving)."""
+    options = run.eval_options()
     backend = open_backend(
         source,
         num_samples,
         options,
         device_ids=device_ids,
-        num_workers=num_workers,
-        ray_address=ray_address,
+        num_workers=run.num_workers,
+        ray_address=run.ray_address,
     )
     try:
         yield LandscapeRunner(
             backend,
-            plane,
+            PlaneSettings(run.normalization, run.seed, unit, step_per_epoch),
             cache_root=cache_root,
-            key_settings=key_settings(plane.normalization, num_samples, options),
-            block_points=block_points,
-            on_block=on_block,
-            progress=progress,
+            key_settings=key_settings(run.normalization, num_samples, options),
+            block_points=run.block_points,
+            on_block=run.on_block,
+            progress=run.progress,
         )
     finally:
         backend.close()
@@ -287,20 +306,9 @@ def compute_landscape(
     intervals: Sequence[int] | None = None,
     unit: str = "step",
     step_per_epoch: int | None = None,
-    normalization: str = "tensor",
-    seed: int = 0,
-    train_mode: bool = False,
-    num_workers: int | None = None,
     device_ids: Sequence[int] | None = None,
-    ray_address: str | None = None,
     cache_dir: str | os.PathLike[str] | None = None,
-    block_points: int | None = None,
-    points_per_pass: int | None = None,
-    samples_per_pass: int | None = None,
-    memory_budget: int | None = None,
-    onednn: bool | None = None,
-    on_block: OnBlock | None = None,
-    progress: bool = True,
+    **options: Any,
 ) -> LossLandscape:
     """One loss landscape from state dicts you kept, without SummaryCollector.
 
@@ -319,12 +327,17 @@ def compute_landscape(
         num_samples: score the first ``num_samples // batch_size`` batches (None: all).
         intervals: the step/epoch number of each state, for the path (default 1, 2, ...).
         unit, step_per_epoch: recorded with the landscape for the viewer.
-        normalization: ``"tensor"`` (MindSpore), ``"filter"`` (Li et al.) or ``"none"``.
-        seed: seeds the random directions, randomized PCA and train-mode dropout.
-        train_mode: score with the network in train mode (batch statistics, dropout).
-        num_workers, device_ids, ray_address: where to evaluate (see
-            :func:`sumlens.landscape.workers.open_backend`); default: this process.
+        device_ids: CUDA device ids, one worker each (see ``num_workers``).
         cache_dir: keep finished blocks here, so a rerun resumes (None: no cache).
+
+    Keyword options (:class:`RunOptions`, shared with ``SummaryLandscape``):
+        normalization: ``"tensor"`` (MindSpore, default), ``"filter"`` (Li et al.) or
+            ``"none"``.
+        seed: seeds the random directions, randomized PCA and train-mode dropout (0).
+        train_mode: score with the network in train mode (batch statistics, dropout;
+            default False).
+        num_workers, ray_address: where to evaluate with ``device_ids`` (see
+            :func:`sumlens.landscape.placement.open_backend`); default: this process.
         block_points: points per block (default: about 64 blocks).
         points_per_pass, samples_per_pass, memory_budget, onednn: speed knobs, see
             :class:`~sumlens.landscape.evaluate.EvalOptions` (none changes a height
@@ -342,11 +355,7 @@ def compute_landscape(
     size = check_landscape_size(landscape_size)
     samples = None if num_samples is None else check_num_samples(num_samples)
     unit = check_unit(unit)
-    normalization = check_normalization(normalization)
-    seed = check_seed(seed)
-    options = eval_options(
-        train_mode, seed, points_per_pass, samples_per_pass, memory_budget, onednn
-    )
+    run = RunOptions.from_keywords("compute_landscape", options)
     snapshots = [numpy_state(state) for state in states]
     needed = 3 if kind == "train" else 1
     if len(snapshots) < needed:
@@ -354,19 +363,14 @@ def compute_landscape(
     labels = list(range(1, len(snapshots) + 1)) if intervals is None else list(intervals)
     if len(labels) != len(snapshots):
         raise ValueError(f"intervals has {len(labels)} entries for {len(snapshots)} states")
-    plane = PlaneSettings(normalization, seed, unit, step_per_epoch)
     with open_runner(
         objective,
         samples,
-        options,
-        plane,
+        run,
+        unit=unit,
+        step_per_epoch=step_per_epoch,
         device_ids=device_ids,
-        num_workers=num_workers,
-        ray_address=ray_address,
         cache_root=None if cache_dir is None else os.fspath(cache_dir),
-        block_points=block_points,
-        on_block=on_block,
-        progress=progress,
     ) as runner:
         if kind == "train":
             return runner.train_landscape(snapshots, labels, size)

@@ -1,9 +1,9 @@
 """The two directions that span a landscape's plane, and where snapshots lie on it.
 
 A *train* landscape takes its plane from PCA over the snapshots of one interval (the
-differences to the last snapshot, as in Li et al. 2018 section 7, spec landscape.md
-section 3); a *result* landscape takes two Gaussian directions around the final weights
-(section 4). Either way the directions are then rescaled per parameter tensor so that a
+differences to the last snapshot, as in Li et al. 2018 section 7: :func:`pca_plane`); a
+*result* landscape takes two Gaussian directions around the final weights
+(:func:`random_plane`). Either way the directions are then rescaled per parameter tensor so that a
 unit step along them is as large as the weights themselves; that per-tensor rule is
 MindSpore's and our default (its golden files were made with it), Li et al.'s per-filter
 rule is the ``"filter"`` option.

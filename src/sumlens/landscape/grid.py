@@ -1,8 +1,9 @@
 """Where a landscape is evaluated: its axes, its points, and the blocks they are computed in.
 
-Axes follow MindSpore (spec landscape.md sections 3.7 and 4.3): a train landscape spans the
-projected training path plus a margin of ``MARGIN`` times the path's extent on each side;
-a result landscape spans [-1, 1] on both axes. Points run row by row (row r is
+Axes follow MindSpore's: a train landscape spans the projected training path plus a
+margin of ``MARGIN`` times the path's extent on each side (path x ``[0.2114, 0.131,
+0.0373, 0.0]`` with 3 points gives x axis ``[-0.0423, 0.1057, 0.2537]``); a result
+landscape spans [-1, 1] on both axes. Points run row by row (row r is
 ``y_axis[r]``, column c is ``x_axis[c]``), then a train landscape's path points follow,
 so one list of coordinates describes everything a landscape needs evaluated.
 """

@@ -1,6 +1,7 @@
 """What a landscape measures: a network, the batches it is scored on, and the loss.
 
-``callback_fn()`` (spec landscape.md section 1) returns either MindSpore's 4-tuple
+``callback_fn()`` (the argument of ``SummaryLandscape.gen_landscapes_with_multi_process``)
+returns either MindSpore's 4-tuple
 ``(model, network, dataset, metrics)``, with ``model`` a :class:`sumlens.Model` built
 from ``network`` and a loss function and ``metrics`` holding ``"Loss"``, or the plain
 PyTorch 3-tuple ``(network, dataset, loss_fn)``. Either becomes an :class:`Objective`:

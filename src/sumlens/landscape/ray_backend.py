@@ -19,10 +19,10 @@ from typing import Any
 import numpy as np
 import torch
 
+from sumlens.landscape.backend import Task
 from sumlens.landscape.evaluate import EvalOptions, Evaluator
 from sumlens.landscape.objective import objective_from
 from sumlens.landscape.plane import Plane
-from sumlens.landscape.workers import Task
 
 TASKS_PER_ACTOR = 2
 """Tasks queued per actor: one running, one ready, so no actor waits for the driver."""

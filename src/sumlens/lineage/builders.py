@@ -11,7 +11,7 @@ import argparse
 import dataclasses
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from sumlens._log import warn_once
@@ -167,17 +167,7 @@ class UserDefinedInfo(LineageBuilder):
     data: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        _check("data", self.data, (Mapping,), "a dict of str keys")
-        for key, value in self.data.items():
-            if not isinstance(key, str):
-                raise TypeError(
-                    f"custom lineage keys must be str, got {type(key).__name__} {key!r}"
-                )
-            if not isinstance(value, int | float | str) or isinstance(value, bool):
-                raise TypeError(
-                    f"custom lineage value for {key!r} must be int, float or str, "
-                    f"got {type(value).__name__} {value!r} (from_config() converts others)"
-                )
+        check_custom_lineage(self.data)
 
     def to_proto(self) -> lineage_pb2.UserDefinedInfo:
         """The ``UserDefinedInfo`` message."""
@@ -201,13 +191,32 @@ class UserDefinedInfo(LineageBuilder):
         return msg
 
 
+def check_custom_lineage(
+    data: object, where: str = "custom lineage data"
+) -> dict[str, int | float | str]:
+    """``data`` as a dict, when it is what custom lineage data may be: a mapping of str
+    keys to ints, floats or strings (a ``TypeError`` naming ``where`` otherwise)."""
+    if not isinstance(data, Mapping):
+        raise TypeError(f"{where} must be a dict of str keys, got {type(data).__name__} {data!r}")
+    for key, value in data.items():
+        if not isinstance(key, str):
+            raise TypeError(f"{where} keys must be str, got {type(key).__name__} {key!r}")
+        if isinstance(value, bool) or not isinstance(value, int | float | str):
+            raise TypeError(
+                f"{where}[{key!r}] must be an int, float or str, got {type(value).__name__} "
+                f"{value!r} (sumlens.lineage.from_config() converts others)"
+            )
+    return dict(data)
+
+
 @dataclasses.dataclass
 class DatasetGraph(LineageBuilder):
     """One operation of a data pipeline and its upstream ``children`` (the root is the last op).
 
     ``op_type`` names the operation (``"Batch"``, ``"Shuffle"``, the dataset class ...);
     ``params`` are its arguments: bools, ints, floats, strings and lists of strings, stored
-    in the matching map of ``OperationParameter``; anything else is stored as its text.
+    in the matching map of ``OperationParameter``; anything else is stored as its text,
+    None not at all (see :func:`set_parameter`).
     """
 
     plugin = "dataset_graph"
@@ -228,21 +237,38 @@ class DatasetGraph(LineageBuilder):
         return msg
 
     def _fill(self, msg: lineage_pb2.DatasetGraph) -> None:
-        param = msg.parameter
-        param.mapStr["op_type"] = self.op_type
+        msg.parameter.mapStr["op_type"] = self.op_type
         for key, value in self.params.items():
-            if isinstance(value, bool):
-                param.mapBool[key] = value
-            elif isinstance(value, int) and INT32_MIN <= value <= INT32_MAX:
-                param.mapInt[key] = value
-            elif isinstance(value, float):
-                param.mapDouble[key] = value
-            elif isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
-                param.mapStrList[key].strValue.extend(value)
-            else:
-                param.mapStr[key] = str(value)
+            set_parameter(msg.parameter, key, value)
         for child in self.children:
             child._fill(msg.children.add())
+
+
+def set_parameter(
+    param: lineage_pb2.OperationParameter,
+    key: str,
+    value: Any,
+    text: Callable[[Any], str] = str,
+) -> None:
+    """Store ``value`` under ``key`` in the map of ``param`` that fits its type.
+
+    Bools, ints within int32, floats and lists of strings have maps of their own; any
+    other value is stored as ``text(value)``, and None not at all (a setting without a
+    value). The data lineage of a DataLoader (:func:`sumlens.graph.from_dataloader`)
+    and :class:`DatasetGraph` both store their parameters this way.
+    """
+    if value is None:
+        return
+    if isinstance(value, bool):
+        param.mapBool[key] = value
+    elif isinstance(value, int) and INT32_MIN <= value <= INT32_MAX:
+        param.mapInt[key] = value
+    elif isinstance(value, float):
+        param.mapDouble[key] = value
+    elif isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+        param.mapStrList[key].strValue.extend(value)
+    else:
+        param.mapStr[key] = text(value)
 
 
 def from_config(obj: Any) -> UserDefinedInfo:

@@ -152,13 +152,3 @@ def check_eval_type(eval_type: Any, owner: str) -> str:
             f"but got {eval_type!r}"
         )
     return eval_type
-
-
-def check_bool(value: Any, arg: str, owner: str) -> bool:
-    """Return ``value`` if it is a bool (numpy's included), else raise a TypeError naming it."""
-    if not isinstance(value, bool | np.bool_):
-        raise TypeError(
-            f"For '{owner}', the argument '{arg}' must be a bool, "
-            f"but got {type(value).__name__} {value!r}"
-        )
-    return bool(value)

@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from sumlens.metrics._base import Metric, check_bool, check_eval_type, rearrange_inputs, to_numpy
+from sumlens._checks import check_bool, check_int, check_number
+from sumlens.metrics._base import Metric, check_eval_type, rearrange_inputs, to_numpy
 
 __all__ = [
     "F1",
@@ -185,16 +186,7 @@ class TopKCategoricalAccuracy(Metric):
 
     def __init__(self, k: int) -> None:
         super().__init__()
-        if isinstance(k, bool) or not isinstance(k, int | np.integer):
-            raise TypeError(
-                f"For '{type(self).__name__}', the argument 'k' must be an int, "
-                f"but got {type(k).__name__} {k!r}"
-            )
-        if k < 1:
-            raise ValueError(
-                f"For '{type(self).__name__}', the argument 'k' must be at least 1, but got {k}"
-            )
-        self.k = int(k)
+        self.k = check_int(k, "k", type(self).__name__, 1)
         self.clear()
 
     def clear(self) -> None:
@@ -334,17 +326,12 @@ class Fbeta(_PerClassCounts):
     """
 
     def __init__(self, beta: float, eval_type: str = "classification") -> None:
-        if isinstance(beta, bool) or not isinstance(beta, int | float | np.number):
-            raise TypeError(
-                f"For '{type(self).__name__}', the argument 'beta' must be a number, "
-                f"but got {type(beta).__name__} {beta!r}"
-            )
-        if not beta > 0:
+        owner = type(self).__name__
+        self.beta = check_number(beta, "beta", owner, finite=False)
+        if not self.beta > 0:
             raise ValueError(
-                f"For '{type(self).__name__}', the argument 'beta' must be greater than 0, "
-                f"but got {beta}"
+                f"For '{owner}', the argument 'beta' must be greater than 0, but got {beta}"
             )
-        self.beta = float(beta)
         super().__init__(eval_type)
 
     def eval(self, average: bool = False) -> np.ndarray | float:

@@ -19,6 +19,7 @@ It owns the byte-level promises of the writer:
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import os
 import shutil
@@ -46,29 +47,24 @@ def free_disk_bytes(directory: Path) -> int:
     return shutil.disk_usage(directory).free
 
 
+@dataclasses.dataclass(eq=False)
 class EventFile:
     """Append-only records to ``directory/make_name(t)``, rotating at ``max_file_size``.
 
-    ``header`` returns the serialized first record of each new file (or None for none).
+    ``seconds`` is the time in the first file's name (a later file takes the next free
+    second); ``header`` returns the serialized first record of each new file (or None
+    for none). ``path`` is the current file, ``paths`` every file written so far.
     """
 
-    def __init__(
-        self,
-        directory: Path,
-        make_name: Callable[[int], str],
-        seconds: int,
-        max_file_size: int | None = None,
-        header: Callable[[], bytes] | None = None,
-    ) -> None:
-        self.directory = directory
-        self.make_name = make_name
-        self.seconds = seconds
-        self.max_file_size = max_file_size
-        self.header = header
-        self.path: Path | None = None
-        self.paths: list[Path] = []
-        self._fd = -1
-        self._size = 0
+    directory: Path
+    make_name: Callable[[int], str]
+    seconds: int
+    max_file_size: int | None = None
+    header: Callable[[], bytes] | None = None
+    path: Path | None = dataclasses.field(default=None, init=False)
+    paths: list[Path] = dataclasses.field(default_factory=list, init=False)
+    _fd: int = dataclasses.field(default=-1, init=False, repr=False)
+    _size: int = dataclasses.field(default=0, init=False, repr=False)
 
     @property
     def expected_path(self) -> Path:

@@ -1,6 +1,6 @@
 """Histograms as MindSpore computes them, exactly, and fast.
 
-MindSpore's rule (shared/formats/mindspore-summary-format.md, section 4): over the
+MindSpore's rule (what MindInsight expects of a histogram record): over the
 finite values, ``bins`` = 2 for n <= 5, 3 for n <= 10, n // 10 + 1 for n <= 880, else 90;
 edges = ``linspace(min, max, bins + 1)`` computed in float64 and cast to the array's
 dtype (``min - 0.5 .. max + 0.5`` when all finite values are equal); half-open buckets,

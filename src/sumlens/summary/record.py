@@ -1,33 +1,35 @@
 """``SummaryRecord``: the writer users call on every training step.
 
-It keeps MindSpore's API and file layout (seeds 000 and 003; shared/specs/summary-record.md)
-and changes what made MindSpore's costly or fragile: the training thread only validates
-and snapshots values and hands them to a background pipeline
-(:mod:`sumlens.summary.pipeline`); several records may be open at once; ``flush()`` waits
-until the data is readable; a forgotten ``close()`` still flushes at exit and on SIGTERM;
-a full file rotates instead of dropping data.
+It keeps MindSpore's API and file layout, and changes what made MindSpore's costly or
+fragile: the training thread only validates and snapshots values and hands them to a
+background pipeline (:mod:`sumlens.summary.pipeline`); several records may be open at
+once; ``flush()`` waits until the data is readable; a forgotten ``close()`` still flushes
+at exit and on SIGTERM; a full file rotates instead of dropping data.
+
+Collaborators (``SummaryCollector``, the summary operators of :mod:`sumlens.ops`) use
+its public surface: :meth:`~SummaryRecord.add_scalar`, :meth:`~SummaryRecord.discard_pending`,
+:meth:`~SummaryRecord.add_operator_value` and the context-manager protocol that makes a
+record the active one for the operators. Graph, lineage and landscape values arrive
+through a value protocol (:mod:`sumlens.summary.messages`), so the writer imports none of
+the packages built on it.
 """
 
 from __future__ import annotations
 
-import contextlib
 import contextvars
 import math
 import os
 import sys
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 import numpy as np
-from google.protobuf.message import DecodeError
 
+from sumlens._checks import check_directory
 from sumlens._log import logger, warn_once
 from sumlens._numba import prepare as prepare_kernels
-from sumlens._proto import anf_ir_pb2, lineage_pb2, summary_pb2
 from sumlens.io.framing import encode_record
 from sumlens.io.naming import (
     check_affix,
@@ -37,8 +39,6 @@ from sumlens.io.naming import (
     summary_file_name,
     tensorboard_file_name,
 )
-from sumlens.landscape.builder import LossLandscape
-from sumlens.lineage.builders import LineageBuilder, UserDefinedInfo
 from sumlens.summary import registry
 from sumlens.summary.convert import (
     copy_to_host_async,
@@ -55,6 +55,7 @@ from sumlens.summary.histogram import compiled_histogram
 from sumlens.summary.image import nchw_shape
 from sumlens.summary.items import Item, StepBatch
 from sumlens.summary.kernels import WRITER_KERNELS, histogram_ready
+from sumlens.summary.messages import MESSAGE_PLUGINS, message_of
 from sumlens.summary.pipeline import MAX_PENDING_BYTES, WriterPipeline
 from sumlens.summary.scalar_block import ScalarCollector
 from sumlens.summary.tensor import check_tensor_dtype
@@ -66,14 +67,6 @@ SIZED_PLUGINS = ("image", "tensor")
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 HAND_OVER_SECONDS = 1.0
 """How long a hand-over of scalar rows waits for their lock (see ``_hand_over``)."""
-MESSAGE_PLUGINS: dict[str, tuple[type, ...]] = {
-    "graph": (anf_ir_pb2.GraphProto,),
-    "train_lineage": (lineage_pb2.TrainLineage,),
-    "eval_lineage": (lineage_pb2.EvaluationLineage,),
-    "dataset_graph": (lineage_pb2.DatasetGraph,),
-    "custom_lineage_data": (lineage_pb2.UserDefinedInfo,),
-    "landscape": (summary_pb2.LossLandscape,),
-}
 PLUGINS = TENSOR_PLUGINS + tuple(MESSAGE_PLUGINS)
 FILE_FORMATS = ("mindspore", "tensorboard")
 MODES = ("train", "eval")
@@ -82,27 +75,6 @@ MAX_STEP_BYTES = 2**31 - 1
 MAX_LOG_DIR_LENGTH = 1024
 _PLAIN_NUMBERS = frozenset({float, int, np.float64, np.float32, np.float16, np.int64, np.int32})
 """Scalar values taken as they are (no snapshot needed: they are immutable)."""
-_operators = threading.local()
-
-
-@contextlib.contextmanager
-def summary_operators_paused() -> Iterator[None]:
-    """Within this block, on this thread, summary operators record nothing.
-
-    Graph capture runs the model's ``forward`` on fake tensors; the operators in it must
-    not record those.
-    """
-    before = getattr(_operators, "paused", False)
-    _operators.paused = True
-    try:
-        yield
-    finally:
-        _operators.paused = before
-
-
-def summary_operators_are_paused() -> bool:
-    """Whether summary operators record nothing on this thread now (see above)."""
-    return getattr(_operators, "paused", False)
 
 
 def _check_type(name: str, value: object, kinds: type | tuple[type, ...], allowed: str) -> None:
@@ -122,16 +94,7 @@ def _check_module(name: str, value: object) -> None:
 
 
 def _resolve_log_dir(log_dir: object) -> Path:
-    if not isinstance(log_dir, str | os.PathLike):
-        raise TypeError(f"log_dir must be a str or path, got {type(log_dir).__name__} {log_dir!r}")
-    text = os.fspath(log_dir)
-    if not isinstance(text, str) or not text.strip():
-        raise ValueError(f"log_dir={log_dir!r} must not be empty")
-    path = Path(os.path.realpath(text))
-    if len(str(path)) > MAX_LOG_DIR_LENGTH:
-        raise ValueError(f"log_dir={text!r} is longer than {MAX_LOG_DIR_LENGTH} characters")
-    if path.exists() and not path.is_dir():
-        raise NotADirectoryError(f"log_dir={text!r} exists and is not a directory")
+    path = Path(check_directory(log_dir, "log_dir", "SummaryRecord", MAX_LOG_DIR_LENGTH))
     path.mkdir(mode=0o700, parents=True, exist_ok=True)
     return path
 
@@ -288,7 +251,9 @@ class SummaryRecord:
         Python numbers, torch/JAX/MindSpore tensors), graph (GraphProto), train_lineage,
         eval_lineage, dataset_graph, custom_lineage_data (builders of
         :mod:`sumlens.lineage` or their messages) or landscape
-        (:class:`~sumlens.landscape.LossLandscape`); case does not matter. The value is
+        (:class:`~sumlens.landscape.LossLandscape`); case does not matter. A value of
+        the last six may be any object with that ``plugin`` attribute and a ``to_proto()``
+        method returning the message (see :mod:`sumlens.summary.messages`). The value is
         copied now: later in-place changes do not alter what is written. The same name
         twice before a record keeps the newest value (with one warning). ``dataformats``
         gives an image's layout (NCHW, NHWC, CHW, HWC or HW).
@@ -296,7 +261,7 @@ class SummaryRecord:
         if plugin == "scalar" and type(name) is str and name and name.isascii():  # the hot path
             number = _plain_scalar(value)
             if number is not None:
-                self._add_scalar(name, number)
+                self.add_scalar(name, number)
                 return
         _check_type("plugin", plugin, str, f"one of {', '.join(PLUGINS)}")
         key = plugin.lower()
@@ -307,22 +272,29 @@ class SummaryRecord:
             return
         item = self._make_item(key, name, value, dataformats)
         if key == "scalar" and isinstance(item.value, float):
-            self._add_scalar(name, item.value)
+            self.add_scalar(name, item.value)
         else:
             self._put(self._pool, item, "add_value")
 
-    def _add_scalar(self, name: str, value: float) -> None:
-        """Keep a plain scalar for the next record (in the scalar fast lane)."""
+    def add_scalar(self, tag: str, value: float) -> None:
+        """Keep one scalar for the next :meth:`record`, in the scalar fast lane.
+
+        For collaborators that call it on every step (``SummaryCollector``'s loss and
+        learning rate): nothing is checked or converted, so ``tag`` must be a non-empty
+        ASCII str and ``value`` a Python float (or int); give anything else to
+        :meth:`add_value`, which checks it and takes this path for plain numbers. The
+        same tag twice before a record keeps the newest value (with one warning).
+        """
         if self._closed or self._forked:
-            self._say_closed(f"add_value('scalar', {name!r})")
+            self._say_closed(f"add_value('scalar', {tag!r})")
             return
-        if name in self._scalars:
+        if tag in self._scalars:
             warn_once(
-                f"duplicate:add_value:scalar:{name}",
+                f"duplicate:add_value:scalar:{tag}",
                 "'%s/scalar' was given twice before record(); only the newest value is written",
-                name,
+                tag,
             )
-        self._scalars[name] = value
+        self._scalars[tag] = value
 
     def _put(self, pool: dict[tuple[str, str], Item], item: Item, source: str) -> None:
         slot = (item.plugin, item.tag)
@@ -353,7 +325,7 @@ class SummaryRecord:
             return _tensor_item(plugin, name, value, dataformats, self._export_options, budget)
         tag = str(name)
         check_name(tag, plugin)
-        return Item(plugin, tag, _message(plugin, value))
+        return Item(plugin, tag, message_of(plugin, value))
 
     def _budget(self, slot: tuple[str, str]) -> int:
         """Estimated bytes a new value for ``slot`` may take so that its step stays writable.
@@ -370,9 +342,15 @@ class SummaryRecord:
 
     # ---- summary operators -----------------------------------------------------------------
 
-    def _add_op_value(self, plugin: str, name: Any, value: Any) -> None:
-        """Keep a summary operator's value for the next train-mode :meth:`record`."""
-        if self._mode != "train" or not self.is_open or summary_operators_are_paused():
+    def add_operator_value(self, plugin: str, name: str, value: Any) -> None:
+        """Keep a summary operator's value for the next train-mode :meth:`record`.
+
+        The sink of :mod:`sumlens.ops` (``plugin``: scalar, image, tensor or histogram,
+        lower case). In eval mode, and once the record is closed, the value is dropped
+        at once. The caller decides whether operators record at all (``sumlens.ops``
+        records nothing while a graph capture runs the model on fake tensors).
+        """
+        if self._mode != "train" or not self.is_open:
             return
         if not isinstance(name, str) or not name:
             raise TypeError(f"summary operator name must be a non-empty str, got {name!r}")
@@ -446,7 +424,9 @@ class SummaryRecord:
 
     def _watch_network(self, network: Any) -> None:
         """Keep the inputs of ``network``'s first forward call, to capture its graph."""
-        from sumlens.graph.capturing import PendingGraph  # torch is loaded: network is a Module
+        # Imported here, not above: sumlens.graph needs torch, which the writer does not
+        # load. ``network`` is a torch Module, so torch is loaded by now.
+        from sumlens.graph.capturing import PendingGraph
 
         self._graph = PendingGraph(network)
 
@@ -477,10 +457,13 @@ class SummaryRecord:
         )
         self._put(self._pool, Item("graph", "graph", result.graph), "add_value")
 
-    def _discard_pending(self) -> None:
-        """Drop what was added since the last record, writing nothing (a step the caller
-        decided not to keep): what ``record(step, plugin_filter=lambda _: False)`` does,
-        without its per-step cost."""
+    def discard_pending(self) -> None:
+        """Drop every value added since the last :meth:`record`, writing nothing.
+
+        For a step the caller decided not to keep (``SummaryCollector`` between collected
+        steps): what ``record(step, plugin_filter=lambda _: False)`` does, without its
+        per-step cost.
+        """
         self._pool.clear()
         self._scalars.clear()  # a dict handed over with a row is never the current one
         self._op_values.clear()
@@ -577,17 +560,15 @@ class SummaryRecord:
     # ---- context manager -------------------------------------------------------------------
 
     def __enter__(self) -> SummaryRecord:
+        """Make this the active record for summary operators in this context (the
+        innermost entered one wins); leaving closes it. A collaborator that keeps it
+        entered across calls holds it in a ``contextlib.ExitStack``."""
         if self._closed:
             raise ValueError("SummaryRecord has been closed.")
         self._tokens.append(registry.enter(self))
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         if self._tokens:
             registry.leave(self._tokens.pop())
         self.close()
@@ -688,32 +669,3 @@ def _shape_of(value: Any, name: str) -> tuple[int, ...]:
         snapshot(value, name)  # raises the TypeError that names what is accepted
         shape = np.shape(value)
     return tuple(int(s) for s in shape)
-
-
-def _message(plugin: str, value: Any) -> Any:
-    """Validate a graph/lineage/landscape value and return its protobuf message."""
-    if isinstance(value, LineageBuilder | LossLandscape):
-        if isinstance(value, LossLandscape) and plugin == "landscape":
-            return value.to_proto()
-        if isinstance(value, LineageBuilder) and value.plugin == plugin:
-            return value.to_proto()
-    elif plugin == "custom_lineage_data" and isinstance(value, dict):
-        return UserDefinedInfo(value).to_proto()
-    elif plugin == "graph" and isinstance(value, bytes | bytearray):
-        graph = anf_ir_pb2.GraphProto()
-        try:
-            graph.ParseFromString(bytes(value))
-        except DecodeError as err:
-            raise ValueError(f"graph value is not a serialized GraphProto: {err}") from err
-        return graph
-    elif isinstance(value, MESSAGE_PLUGINS[plugin]):
-        return value
-    expected = {
-        "graph": "a GraphProto (sumlens.graph.from_module) or its serialized bytes",
-        "train_lineage": "a sumlens.lineage.TrainLineage",
-        "eval_lineage": "a sumlens.lineage.EvaluationLineage",
-        "dataset_graph": "a sumlens.lineage.DatasetGraph",
-        "custom_lineage_data": "a sumlens.lineage.UserDefinedInfo or a dict",
-        "landscape": "a sumlens.landscape.LossLandscape",
-    }[plugin]
-    raise TypeError(f"plugin {plugin!r} expects {expected}, got {type(value).__name__}")

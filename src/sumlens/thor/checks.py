@@ -1,12 +1,16 @@
-"""Argument checks for ``thor``: each error names the argument, the value and what is
-allowed (spec §7 and its parameter table), and is raised when the optimizer is built."""
+"""Argument checks of ``thor`` that :mod:`sumlens._checks` does not cover: each error names
+the argument, the value and what is allowed, and is raised when the optimizer is built.
+
+``momentum`` must be a Python float (an int is refused, as MindSpore does);
+``split_indices`` are layer indices.
+"""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
 
-__all__ = ["check_float", "check_number", "check_split_indices"]
+__all__ = ["check_float", "check_split_indices"]
 
 
 def check_float(value: object, name: str, owner: str) -> float:
@@ -21,20 +25,6 @@ def check_float(value: object, name: str, owner: str) -> float:
             f"For '{owner}', the argument '{name}' must be finite and >= 0.0, but got {value!r}"
         )
     return value
-
-
-def check_number(value: object, name: str, owner: str) -> float:
-    """An int or float (not a bool) that is finite and >= 0."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise TypeError(
-            f"For '{owner}', the argument '{name}' must be a number, "
-            f"but got {type(value).__name__} {value!r}"
-        )
-    if not (math.isfinite(value) and value >= 0):
-        raise ValueError(
-            f"For '{owner}', the argument '{name}' must be finite and >= 0, but got {value!r}"
-        )
-    return float(value)
 
 
 def check_split_indices(value: object, layers: int, owner: str) -> list[int]:

@@ -1,6 +1,6 @@
 """Where THOR learns the loss scale: a static number, or a live scaler.
 
-Two things depend on it (spec §4-§5): the gradients that reach ``step()`` and the output
+Two things depend on it: the gradients that reach ``step()`` and the output
 gradients the hooks saw during backward. Who unscales decides the rule:
 
 * a number ``S`` (MindSpore's ``loss_scale``): the loss was multiplied by ``S`` and

@@ -10,7 +10,7 @@ optimizer, ``frequency`` holds in any loop that calls ``step()`` once per batch:
 ``Model.train`` with or without sink mode, or a hand-written loop (MindSpore honours it
 in sink mode only).
 
-One ``step()`` (spec §5), per parameter:
+One ``step()``, per parameter:
 
 1. ``g ← g / S`` for a static loss scale ``S``;
 2. Kronecker layers: ``g ← Ĝ⁻¹·g·Â⁻¹`` with the stored inverses (first order while the
@@ -39,9 +39,9 @@ from typing import Any, NamedTuple
 import torch
 from torch import nn
 
-from sumlens._checks import check_bool, check_int
+from sumlens._checks import check_bool, check_int, check_number
 from sumlens._log import logger
-from sumlens.thor.checks import check_float, check_number, check_split_indices
+from sumlens.thor.checks import check_float, check_split_indices
 from sumlens.thor.convert_net import ConvertNetUtils, converted_layers
 from sumlens.thor.factors import CONV_STATS, Conv2dTap, Tap
 from sumlens.thor.inverse import JITTER, invert_blocks
@@ -142,7 +142,7 @@ class Thor(torch.optim.Optimizer):
         self._lr = Schedule.build(lr, "learning_rate", _OWNER)
         self._damping = Schedule.build(damping, "damping", _OWNER)
         momentum = check_float(momentum, "momentum", _OWNER)
-        weight_decay = check_number(weight_decay, "weight_decay", _OWNER)
+        weight_decay = check_number(weight_decay, "weight_decay", _OWNER, 0)
         self._scale = LossScale(loss_scale, _OWNER)
         self._batch_size = check_int(batch_size, "batch_size", _OWNER, 1)
         use_nesterov = check_bool(use_nesterov, "use_nesterov", _OWNER)
@@ -164,7 +164,7 @@ class Thor(torch.optim.Optimizer):
         self._trace_threshold = (
             None
             if trace_threshold is None
-            else check_number(trace_threshold, "trace_threshold", _OWNER)
+            else check_number(trace_threshold, "trace_threshold", _OWNER, 0)
         )
 
         ConvertNetUtils().convert_to_thor_net(model)

@@ -1,6 +1,6 @@
 """THOR's per-layer rules: statistics to factors, damped inverses, preconditioned gradient.
 
-Notation (spec §4): ``B`` the optimizer's ``batch_size``, ``S`` the loss scale the output
+Notation: ``B`` the optimizer's ``batch_size``, ``S`` the loss scale the output
 gradients carry, ``λ`` the damping of the refresh step.
 
 * ``G = δᵀδ / rows · B² / S²`` for every kind: the mean-reduced loss divides each output

@@ -28,6 +28,7 @@ import threading
 import warnings
 import zlib
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, BinaryIO
 
 import numpy as np
@@ -35,6 +36,7 @@ import torch
 from safetensors.torch import load as _st_load
 from safetensors.torch import save as _st_save
 
+from sumlens._checks import check_bool
 from sumlens.train import crypto
 from sumlens.train.atomic import atomic_write
 from sumlens.train.checkpoint_errors import (
@@ -69,12 +71,6 @@ _U64 = struct.Struct("<Q")
 # --------------------------------------------------------------------------- argument checks
 
 
-def _check_bool(value: object, argname: str) -> bool:
-    if not isinstance(value, bool):
-        raise TypeError(f"{argname} must be a bool, got {value!r} ({type(value).__name__})")
-    return value
-
-
 def _check_path(path: object, argname: str) -> str:
     if not isinstance(path, str | os.PathLike):
         raise TypeError(f"{argname} must be a str or os.PathLike, got {type(path).__name__}")
@@ -95,7 +91,10 @@ def _check_prefixes(value: object, argname: str) -> tuple[str, ...]:
     return tuple(items)
 
 
-def _check_async(value: object) -> bool:
+def check_async_save(value: object, owner: str) -> bool:
+    """``async_save`` (of ``save_checkpoint`` and ``CheckpointConfig``) as a bool: True,
+    ``"thread"`` and ``"process"`` (an alias here, with a warning) save on the background
+    thread. Call it from the function the user called: the warning points at its caller."""
     if isinstance(value, bool):
         return value
     if isinstance(value, str):
@@ -103,12 +102,18 @@ def _check_async(value: object) -> bool:
             return True
         if value == "process":
             warnings.warn(
-                "async_save='process' is saved on a background thread in sumlens",
+                f"For '{owner}', async_save='process' saves on a background thread in sumlens",
                 stacklevel=3,
             )
             return True
-        raise ValueError(f"async_save must be a bool, 'thread' or 'process', got {value!r}")
-    raise TypeError(f"async_save must be a bool, 'thread' or 'process', got {type(value).__name__}")
+        raise ValueError(
+            f"For '{owner}', the argument 'async_save' must be a bool, 'thread' or 'process', "
+            f"but got {value!r}"
+        )
+    raise TypeError(
+        f"For '{owner}', the argument 'async_save' must be a bool, 'thread' or 'process', "
+        f"but got {type(value).__name__} {value!r}"
+    )
 
 
 # --------------------------------------------------------------------------- structure <-> JSON
@@ -289,60 +294,97 @@ def _save_now(
     return _write_file(path, pieces, enc_key, enc_mode)
 
 
-# --------------------------------------------------------------------------- async handles
+# --------------------------------------------------------------------------- async saves
 
 
 class CheckpointSaveHandle:
     """Result of :func:`save_checkpoint`; ``wait()`` returns the path once the file is in place."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, future: Future[str]) -> None:
         self.path = path
-        self._done = threading.Event()
-        self._error: BaseException | None = None
-        self._thread: threading.Thread | None = None
+        self._future = future
 
     def done(self) -> bool:
         """True once the save finished (successfully or not)."""
-        return self._done.is_set()
+        return self._future.done()
 
     def wait(self, timeout: float | None = None) -> str:
         """Block until written; re-raise the save's error; TimeoutError after ``timeout`` s."""
-        if not self._done.wait(timeout):
-            raise TimeoutError(f"checkpoint {self.path!r} not written within {timeout} s")
-        if self._error is not None:
-            raise self._error
-        return self.path
-
-    def _finish(self, error: BaseException | None = None) -> None:
-        self._error = error
-        self._done.set()
+        try:
+            return self._future.result(timeout)
+        except TimeoutError:
+            if self._future.done():  # the save itself failed with a TimeoutError
+                raise
+            raise TimeoutError(f"checkpoint {self.path!r} not written within {timeout} s") from None
 
     def __repr__(self) -> str:
         state = "done" if self.done() else "pending"
         return f"CheckpointSaveHandle({self.path!r}, {state})"
 
 
-_pending_lock = threading.Lock()
-_pending: list[CheckpointSaveHandle] = []
+class _SaveQueue:
+    """The background saves of this process, in call order.
+
+    One ``ThreadPoolExecutor(max_workers=1)`` runs them, so they never overlap and finish
+    in the order they were asked for (a later save of the same file wins). A failed save
+    is raised by its handle's ``wait()`` and once by :func:`wait_for_pending_saves`;
+    ``ModelCheckpoint`` waits for its previous save before the next one, so there the
+    error surfaces at the next save. The executor's thread is joined at interpreter exit,
+    so started saves complete. A forked child gets a queue of its own (the parent's
+    worker thread does not exist there) and does not wait for the parent's saves.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._executor: ThreadPoolExecutor | None = None
+        self._pid = 0
+        self._unreported: list[CheckpointSaveHandle] = []
+
+    def submit(self, path: str, save: Callable[[], str]) -> CheckpointSaveHandle:
+        with self._lock:
+            if self._executor is None or self._pid != os.getpid():
+                self._executor = ThreadPoolExecutor(
+                    max_workers=1, thread_name_prefix="sumlens-save"
+                )
+                self._pid = os.getpid()
+                self._unreported = []
+            handle = CheckpointSaveHandle(path, self._executor.submit(save))
+            self._unreported.append(handle)
+        handle._future.add_done_callback(lambda future: self._forget_if_saved(handle))
+        return handle
+
+    def _forget_if_saved(self, handle: CheckpointSaveHandle) -> None:
+        if handle._future.exception() is None:
+            self._forget(handle)
+
+    def _forget(self, handle: CheckpointSaveHandle) -> None:
+        with self._lock:
+            if handle in self._unreported:
+                self._unreported.remove(handle)
+
+    def wait_all(self, timeout: float | None) -> None:
+        with self._lock:
+            handles = list(self._unreported)
+        first: BaseException | None = None
+        for handle in handles:
+            try:
+                handle.wait(timeout)
+            except BaseException as exc:
+                if not handle.done():  # timed out (or interrupted): still pending
+                    raise
+                first = first or exc  # the save's own failure
+            self._forget(handle)
+        if first is not None:
+            raise first
+
+
+_saves = _SaveQueue()
 
 
 def wait_for_pending_saves(timeout: float | None = None) -> None:
-    """Wait for every ``async_save`` started so far; re-raise the first failure."""
-    with _pending_lock:
-        handles = list(_pending)
-    first: BaseException | None = None
-    for handle in handles:
-        try:
-            handle.wait(timeout)
-        except TimeoutError:
-            raise
-        except BaseException as exc:  # the save's own failure
-            first = first or exc
-        with _pending_lock:
-            if handle in _pending and handle.done():
-                _pending.remove(handle)
-    if first is not None:
-        raise first
+    """Wait for every ``async_save`` started so far; re-raise the first failure (each
+    failure is raised by one call only); TimeoutError when one takes over ``timeout`` s."""
+    _saves.wait_all(timeout)
 
 
 # --------------------------------------------------------------------------- public API
@@ -373,8 +415,8 @@ def save_checkpoint(
     if not path.endswith((".ckpt", ".safetensors")):
         path += ".ckpt"
     path = os.path.abspath(path)
-    _check_bool(integrated_save, "integrated_save")
-    is_async = _check_async(async_save)
+    check_bool(integrated_save, "integrated_save", "save_checkpoint")
+    is_async = check_async_save(async_save, "save_checkpoint")
     key = None if enc_key is None else crypto.validate_key(enc_key, "enc_key")
     mode = crypto.validate_mode(enc_mode, "enc_mode")
     directory = os.path.dirname(path)
@@ -401,37 +443,15 @@ def save_checkpoint(
     tensors.update(extra)
     snap = _snapshot(tensors, copy=is_async)
 
-    handle = CheckpointSaveHandle(path)
-    if not is_async:
-        try:
-            _save_now(path, snap, metadata, key, mode)
-        except BaseException as exc:
-            handle._finish(exc)
-            raise
-        handle._finish()
-        return handle
+    def save() -> str:
+        _save_now(path, snap, metadata, key, mode)
+        return path
 
-    with _pending_lock:
-        previous = _pending[-1] if _pending else None
-        _pending.append(handle)
-
-    def run() -> None:
-        if previous is not None:
-            previous._done.wait()
-        try:
-            _save_now(path, snap, metadata, key, mode)
-        except BaseException as exc:
-            handle._finish(exc)
-        else:
-            handle._finish()
-            with _pending_lock:
-                if handle in _pending:
-                    _pending.remove(handle)
-
-    thread = threading.Thread(target=run, name=f"sumlens-save-{os.path.basename(path)}")
-    handle._thread = thread
-    thread.start()
-    return handle
+    if is_async:
+        return _saves.submit(path, save)
+    done: Future[str] = Future()
+    done.set_result(save())
+    return CheckpointSaveHandle(path, done)
 
 
 def _read_plain(data: bytes, source: str) -> tuple[dict[str, torch.Tensor], dict[str, str]]:
@@ -553,7 +573,7 @@ def load_checkpoint(
         raise FileNotFoundError(f"ckpt_file_name {path!r} does not exist or is not a file")
     if net is not None and not isinstance(net, torch.nn.Module):
         raise TypeError(f"net must be a torch.nn.Module or None, got {type(net).__name__}")
-    _check_bool(strict_load, "strict_load")
+    check_bool(strict_load, "strict_load", "load_checkpoint")
     filters = _check_prefixes(filter_prefix, "filter_prefix")
     specify = _check_prefixes(specify_prefix, "specify_prefix")
     if choice_func is not None and not callable(choice_func):
@@ -617,7 +637,7 @@ def load_param_into_net(
         raise TypeError(f"net must be a torch.nn.Module, got {type(net).__name__}")
     if not isinstance(parameter_dict, Mapping):
         raise TypeError(f"parameter_dict must be a dict, got {type(parameter_dict).__name__}")
-    _check_bool(strict_load, "strict_load")
+    check_bool(strict_load, "strict_load", "load_param_into_net")
     targets = net.state_dict(keep_vars=True)
     ckpt = {
         k: v

@@ -1,7 +1,11 @@
 """Landscape weights of :class:`sumlens.SummaryCollector`: ``<summary_dir>/ckpt_dir``.
 
-Each file is written once, under an exclusive lock file, so that several processes may
-share the directory (spec summary-collector.md section 7).
+The backbone's weights are saved at every step (or epoch) named in the settings'
+``intervals``, as ``<BackboneClass>_<n>_<unit>.ckpt``, and ``train_metadata.json`` at the
+end of training (its content and the settings are the contract of
+:mod:`sumlens._landscape_settings`). Each file is written once, made read-only, under
+an exclusive lock file (``<file>.lock``, removed afterwards), so that several processes
+may share the directory.
 """
 
 from __future__ import annotations
@@ -13,7 +17,9 @@ import stat
 from collections.abc import Iterator
 from typing import Any
 
+from sumlens._landscape_settings import METADATA_FILE, metadata
 from sumlens._log import logger
+from sumlens.train.checkpoint import save_checkpoint
 
 try:  # POSIX
     import fcntl
@@ -47,31 +53,31 @@ class LandscapeSaver:
     """Saves the backbone's weights at interval steps/epochs; writes ``train_metadata.json``."""
 
     def __init__(self, ckpt_dir: str, config: dict[str, Any]) -> None:
+        """``config``: the collector's checked settings
+        (:func:`sumlens._landscape_settings.check_collect_landscape`)."""
         self.ckpt_dir = ckpt_dir
         self.config = config
         self.unit: str = config["unit"]
         self.members = {n for interval in config["intervals"] for n in interval}
-        self.file_map: dict[str, str] = {}
+        self.files: dict[int, str] = {}
 
     def wanted(self, number: int) -> bool:
         return number in self.members
 
     def save(self, network: Any, number: int) -> None:
         """Save ``network``'s state dict as ``<Class>_<n>_<unit>.ckpt`` (once)."""
-        from sumlens.train.checkpoint import save_checkpoint
-
         name = f"{type(network).__name__}_{number}_{self.unit}.ckpt"
         path = os.path.abspath(os.path.join(self.ckpt_dir, name))
         with file_lock(path):
             if not os.path.exists(path):
                 save_checkpoint(network.state_dict(), path)
                 read_only(path)
-        self.file_map[str(number)] = path
+        self.files[number] = path
 
     def write_metadata(self, step_per_epoch: int) -> str:
         """``train_metadata.json`` (written only if it does not exist yet)."""
-        path = os.path.join(self.ckpt_dir, "train_metadata.json")
-        missing = sorted(self.members - {int(n) for n in self.file_map})
+        path = os.path.join(self.ckpt_dir, METADATA_FILE)
+        missing = sorted(self.members - set(self.files))
         if missing:
             logger.warning(
                 "landscape intervals name %s %s that training never reached; "
@@ -79,15 +85,7 @@ class LandscapeSaver:
                 self.unit,
                 missing,
             )
-        data = {
-            "epoch_group": {str(i): list(v) for i, v in enumerate(self.config["intervals"])},
-            "model_params_file_map": dict(self.file_map),
-            "step_per_epoch": step_per_epoch,
-            "unit": self.unit,
-            "num_samples": self.config["num_samples"],
-            "landscape_size": self.config["landscape_size"],
-            "create_landscape": dict(self.config["create_landscape"]),
-        }
+        data = metadata(self.config, self.files, step_per_epoch)
         with file_lock(path):
             if not os.path.exists(path):
                 with open(path, "w", encoding="utf-8") as handle:

@@ -21,27 +21,11 @@ with the same scale.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
+from sumlens._checks import check_bool, check_int, check_number
+
 __all__ = ["DynamicLossScaleManager", "FixedLossScaleManager", "LossScaleManager"]
-
-
-def _check_number(value: object, name: str, owner: str, *, minimum: float, strict: bool) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise TypeError(
-            f"For '{owner}', the argument '{name}' must be a number, "
-            f"but got {type(value).__name__} {value!r}"
-        )
-    value = float(value)
-    bad = (value <= minimum) if strict else (value < minimum)
-    if bad or not math.isfinite(value):
-        relation = ">" if strict else ">="
-        raise ValueError(
-            f"For '{owner}', the argument '{name}' must be finite and {relation} {minimum:g}, "
-            f"but got {value!r}"
-        )
-    return value
 
 
 class LossScaleManager:
@@ -78,13 +62,8 @@ class FixedLossScaleManager(LossScaleManager):
 
     def __init__(self, loss_scale: float = 128.0, drop_overflow_update: bool = True) -> None:
         owner = "FixedLossScaleManager"
-        self._loss_scale = _check_number(loss_scale, "loss_scale", owner, minimum=1.0, strict=False)
-        if not isinstance(drop_overflow_update, bool):
-            raise TypeError(
-                f"For '{owner}', the argument 'drop_overflow_update' must be a bool, "
-                f"but got {type(drop_overflow_update).__name__}"
-            )
-        self._drop_overflow_update = drop_overflow_update
+        self._loss_scale = check_number(loss_scale, "loss_scale", owner, 1)
+        self._drop_overflow_update = check_bool(drop_overflow_update, "drop_overflow_update", owner)
 
     def get_loss_scale(self) -> float:
         return self._loss_scale
@@ -120,22 +99,9 @@ class DynamicLossScaleManager(LossScaleManager):
         self, init_loss_scale: float = 2.0**24, scale_factor: float = 2, scale_window: int = 2000
     ) -> None:
         owner = "DynamicLossScaleManager"
-        self._loss_scale = _check_number(
-            init_loss_scale, "init_loss_scale", owner, minimum=1.0, strict=False
-        )
-        self._scale_factor = _check_number(
-            scale_factor, "scale_factor", owner, minimum=1.0, strict=True
-        )
-        if isinstance(scale_window, bool) or not isinstance(scale_window, int):
-            raise TypeError(
-                f"For '{owner}', the argument 'scale_window' must be an int, "
-                f"but got {type(scale_window).__name__} {scale_window!r}"
-            )
-        if scale_window <= 0:
-            raise ValueError(
-                f"For '{owner}', the argument 'scale_window' must be > 0, but got {scale_window}"
-            )
-        self._scale_window = scale_window
+        self._loss_scale = check_number(init_loss_scale, "init_loss_scale", owner, 1)
+        self._scale_factor = check_number(scale_factor, "scale_factor", owner, above=1)
+        self._scale_window = check_int(scale_window, "scale_window", owner, 1)
         self._good_steps = 0
 
     def get_loss_scale(self) -> float:

@@ -50,14 +50,15 @@ pass over the dataset, cut into *sinks* of ``k`` steps (the last one may be shor
 ``eval(..., dataset_sink_mode=True)`` runs the whole dataset as one sink (``batch_num``
 1, ``cur_step_num`` jumps to the number of batches).
 
-**Hook order** is the one of the callback spec (``sumlens.train.callback``): callbacks
-are entered before and exited after the run (also on errors); a stop requested in
-``step_end`` ends the epoch after that step, ``on_train_epoch_end`` (and ``fit``'s
-evaluation) still run, then ``on_train_end``. In ``fit`` the evaluation runs after the
-epoch's steps and before ``on_train_epoch_end``, with the user's callbacks except the
-built-in ones (``TimeMonitor`` excepted), a fresh ``RunContext`` and the same
-``cb_params``; ``cb_params.metrics``/``eval_results`` exist during that
-``on_train_epoch_end`` only.
+**Hook order**: callbacks are entered before and exited after the run (also on errors);
+a stop requested in ``step_end`` ends the epoch after that step, ``on_train_epoch_end``
+(and ``fit``'s evaluation) still run, then ``on_train_end``. In ``fit`` the evaluation
+runs after the epoch's steps and before ``on_train_epoch_end``, with the callbacks that
+declare :attr:`~sumlens.train.Callback.runs_in_fit_eval` (user callbacks and
+``TimeMonitor``, not the other built-ins), a fresh ``RunContext`` and run parameters of
+its own (a copy of the training's with the evaluation's keys: the training's are not
+changed by it); ``cb_params.metrics``/``eval_results`` exist during that
+``on_train_epoch_end`` only. Every key is documented in :class:`~sumlens.train.RunParams`.
 
 **Resume**: ``load_checkpoint(path, net, optimizer=opt)`` then
 ``model.train(epoch, ds, initial_epoch=done)`` continues the run: ``cur_epoch_num``
@@ -72,8 +73,8 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
@@ -81,7 +82,14 @@ import torch
 from sumlens._checks import check_bool, check_int
 from sumlens.metrics import Loss, get_metrics
 from sumlens.train.amp import AmpPlan, cast_network, network_device, resolve_amp
-from sumlens.train.callback import Callback, CallbackList, RunContext, RunParams, check_callbacks
+from sumlens.train.callback import (
+    Callback,
+    CallbackList,
+    RunContext,
+    RunParams,
+    SinkInfo,
+    check_callbacks,
+)
 from sumlens.train.dataset import dataset_size, element_converter
 from sumlens.train.loss_scale import (
     DynamicLossScaleManager,
@@ -131,6 +139,15 @@ def _cast_inputs(items: Sequence[Any], dtype: torch.dtype) -> tuple:
     )
 
 
+def _is_optimizer(value: object) -> bool:
+    """Duck-typed: what the training step and the callbacks use of an optimizer."""
+    return (
+        callable(getattr(value, "step", None))
+        and callable(getattr(value, "zero_grad", None))
+        and hasattr(value, "param_groups")
+    )
+
+
 def _parallel_info() -> tuple[str, int]:
     dist = torch.distributed
     if dist.is_available() and dist.is_initialized():
@@ -156,17 +173,119 @@ def _unscale_and_check(optimizer: Any, inv_scale: float) -> torch.Tensor | None:
     return found
 
 
-@dataclass(frozen=True)
-class SinkInfo:
-    """``cb_params.dataset_helper`` in sink mode: how the epoch is cut into sinks."""
+def _never(epoch: int) -> bool:
+    return False
 
-    sink_steps: int  # steps per sink (the last sink of an epoch may be shorter)
-    sinks_per_epoch: int
-    steps_per_epoch: int
 
-    def sink_size(self) -> int:
-        """Steps per sink (MindSpore's ``DatasetHelper.sink_size()``)."""
-        return self.sink_steps
+@dataclass(frozen=True, slots=True)
+class _EvalPlan:
+    """What an evaluation runs over: ``size`` batches of ``dataset``, as one sink if
+    ``sink``; in ``fit``, ``due(epoch)`` says whether it runs after that epoch."""
+
+    dataset: Any
+    size: int
+    sink: bool
+    due: Callable[[int], bool] = _never
+
+
+@dataclass(frozen=True, slots=True)
+class _TrainPlan:
+    """What a ``train``/``fit`` call runs, validated: epochs ``initial_epoch + 1 .. epoch``
+    of ``size`` batches (in sink mode cut into sinks of ``sink_steps``), and for ``fit``
+    the evaluation."""
+
+    dataset: Any
+    size: int
+    initial_epoch: int
+    epoch: int
+    sink: bool
+    sink_steps: int
+    validation: _EvalPlan | None = None
+
+    @property
+    def sinks(self) -> int:
+        """Sinks per epoch in sink mode (the last one may be shorter)."""
+        return math.ceil(self.size / self.sink_steps)
+
+    @property
+    def initial_step(self) -> int:
+        """Where ``cur_step_num`` starts: the steps of the epochs already done."""
+        return self.initial_epoch * self.size
+
+
+@dataclass(frozen=True, slots=True)
+class _Epochs:
+    """What the epochs of a training run share, and the two ways to run one: a step per
+    batch, or (sink mode) sinks of several steps per pair of step hooks. Each returns the
+    new global step number; a stop request ends the epoch after the current step (sink)."""
+
+    plan: _TrainPlan
+    params: RunParams
+    context: RunContext
+    cbs: CallbackList
+    step: Callable[[tuple], Any]
+    convert: Callable[[Any], tuple]
+
+    def run_steps(self, step_num: int) -> int:
+        """One epoch, a step per batch: the hot loop, so everything is bound to locals."""
+        params, context, step, convert = self.params, self.context, self.step, self.convert
+        step_begin, step_end = self.cbs.on_train_step_begin, self.cbs.on_train_step_end
+        stop_requested = context.get_stop_requested
+        for batch in self.plan.dataset:
+            element = convert(batch)
+            step_num += 1
+            params["cur_step_num"] = step_num
+            params["train_dataset_element"] = element
+            step_begin(context)
+            params["net_outputs"] = step(element)
+            step_end(context)
+            if stop_requested():
+                break
+        return step_num
+
+    def run_sinks(self, step_num: int) -> int:
+        """One epoch of sinks of ``plan.sink_steps`` steps (the last one may be shorter)."""
+        params, context, cbs = self.params, self.context, self.cbs
+        step, convert = self.step, self.convert
+        sink_steps = self.plan.sink_steps
+        iterator = iter(self.plan.dataset)
+        left = self.plan.size
+        while True:
+            batch = next(iterator, _END)
+            if batch is _END:
+                return step_num
+            element = convert(batch)
+            planned = min(sink_steps, left) if left > 0 else sink_steps
+            params["cur_step_num"] = step_num + planned
+            params["train_dataset_element"] = element
+            cbs.on_train_step_begin(context)
+            outputs = step(element)
+            done = 1
+            while done < planned:
+                batch = next(iterator, _END)
+                if batch is _END:
+                    break
+                outputs = step(convert(batch))
+                done += 1
+            step_num += done
+            left -= done
+            params["cur_step_num"] = step_num
+            params["net_outputs"] = outputs
+            cbs.on_train_step_end(context)
+            if done < planned or context.get_stop_requested():
+                return step_num
+
+
+def _fit_eval_callbacks(callbacks: Iterable[Callback]) -> list[Callback]:
+    """The callbacks ``fit``'s evaluation calls: those whose class (or instance) declares
+    :attr:`Callback.runs_in_fit_eval`; the members of a nested CallbackList each by its own."""
+    chosen: list[Callback] = []
+    for callback in callbacks:
+        if isinstance(callback, CallbackList):
+            chosen.extend(_fit_eval_callbacks(callback.callbacks))
+        elif callback.runs_in_fit_eval:
+            chosen.append(callback)
+    return chosen
 
 
 class TrainOneStep(torch.nn.Module):
@@ -307,25 +426,22 @@ class Model:
                 "For 'Model', the argument 'network' must be a torch.nn.Module, "
                 f"but got {type(network).__name__}"
             )
-        if loss_fn is not None and not callable(loss_fn):
-            raise TypeError(
-                "For 'Model', the argument 'loss_fn' must be callable or None, "
-                f"but got {type(loss_fn).__name__}"
-            )
-        if optimizer is not None and not (
-            callable(getattr(optimizer, "step", None))
-            and callable(getattr(optimizer, "zero_grad", None))
-            and hasattr(optimizer, "param_groups")
+        for name, value, accepts, allowed in (
+            ("loss_fn", loss_fn, callable, "callable"),
+            ("optimizer", optimizer, _is_optimizer, "a torch.optim.Optimizer"),
+            ("eval_network", eval_network, callable, "a module (callable)"),
+            (
+                "loss_scale_manager",
+                loss_scale_manager,
+                lambda manager: isinstance(manager, LossScaleManager),
+                "a LossScaleManager (FixedLossScaleManager, DynamicLossScaleManager)",
+            ),
         ):
-            raise TypeError(
-                "For 'Model', the argument 'optimizer' must be a torch.optim.Optimizer or None, "
-                f"but got {type(optimizer).__name__}"
-            )
-        if eval_network is not None and not callable(eval_network):
-            raise TypeError(
-                "For 'Model', the argument 'eval_network' must be a module (callable) or None, "
-                f"but got {type(eval_network).__name__}"
-            )
+            if value is not None and not accepts(value):
+                raise TypeError(
+                    f"For 'Model', the argument '{name}' must be {allowed} or None, "
+                    f"but got {type(value).__name__}"
+                )
         if eval_indexes is not None and not (
             isinstance(eval_indexes, list | tuple)
             and len(eval_indexes) == 3
@@ -334,12 +450,6 @@ class Model:
             raise ValueError(
                 "For 'Model', the argument 'eval_indexes' must be None or a list of 3 ints "
                 f"(positions of loss, outputs and label), but got {eval_indexes!r}"
-            )
-        if loss_scale_manager is not None and not isinstance(loss_scale_manager, LossScaleManager):
-            raise TypeError(
-                "For 'Model', the argument 'loss_scale_manager' must be a LossScaleManager "
-                f"(FixedLossScaleManager, DynamicLossScaleManager) or None, "
-                f"but got {type(loss_scale_manager).__name__}"
             )
         self._network = network
         self._loss_fn = loss_fn
@@ -427,18 +537,10 @@ class Model:
         initial_epoch: int = 0,
     ) -> None:
         """Train for epochs ``initial_epoch + 1 .. epoch``, calling ``callbacks``."""
-        self._run(
-            "train",
-            epoch,
-            train_dataset,
-            callbacks,
-            dataset_sink_mode,
-            sink_size,
-            initial_epoch,
-            None,
-            1,
-            False,
+        plan = self._plan_training(
+            "Model.train", epoch, train_dataset, dataset_sink_mode, sink_size, initial_epoch
         )
+        self._train(plan, check_callbacks(callbacks))
 
     def fit(
         self,
@@ -454,18 +556,22 @@ class Model:
     ) -> None:
         """``train``, evaluating ``valid_dataset`` after every ``valid_frequency`` epochs
         (an int) or after the listed epochs (a list of 1-based epoch numbers)."""
-        self._run(
-            "fit",
-            epoch,
-            train_dataset,
-            callbacks,
-            dataset_sink_mode,
-            sink_size,
-            initial_epoch,
-            valid_dataset,
-            valid_frequency,
-            valid_dataset_sink_mode,
+        owner = "Model.fit"
+        plan = self._plan_training(
+            owner, epoch, train_dataset, dataset_sink_mode, sink_size, initial_epoch
         )
+        valid_sink = check_bool(valid_dataset_sink_mode, "valid_dataset_sink_mode", owner)
+        callback_list = check_callbacks(callbacks)
+        if valid_dataset is not None:
+            self._check_can_eval(owner)
+            validation = _EvalPlan(
+                valid_dataset,
+                dataset_size(valid_dataset, "valid_dataset"),
+                valid_sink,
+                self._valid_schedule(valid_frequency, owner),
+            )
+            plan = replace(plan, validation=validation)
+        self._train(plan, callback_list)
 
     def eval(
         self,
@@ -474,24 +580,14 @@ class Model:
         dataset_sink_mode: bool = False,
     ) -> dict[str, Any]:
         """Evaluate the metrics over ``valid_dataset``; returns ``{name: value}``."""
-        check_bool(dataset_sink_mode, "dataset_sink_mode", "Model.eval")
+        sink = check_bool(dataset_sink_mode, "dataset_sink_mode", "Model.eval")
         self._check_can_eval("Model.eval")
-        size = dataset_size(valid_dataset, "valid_dataset")
+        plan = _EvalPlan(valid_dataset, dataset_size(valid_dataset, "valid_dataset"), sink)
         callback_list = check_callbacks(callbacks)
-        params = RunParams(
-            mode="eval",
-            network=self._network,
-            eval_network=self._eval_network,
-            valid_dataset=valid_dataset,
-            batch_num=1 if dataset_sink_mode else size,
-            cur_step_num=0,
-            dataset_sink_mode=dataset_sink_mode,
-            list_callback=callback_list,
-            eval_dataset_element=None,
-            net_outputs=None,
-        )
+        params = RunParams(network=self._network, list_callback=callback_list)
+        params.update(self._eval_keys(plan))
         with CallbackList(callback_list) as cbs:
-            return self._evaluate(params, cbs, valid_dataset, size, dataset_sink_mode, False)
+            return self._evaluate(plan, params, cbs, with_eval_results=False)
 
     def predict(self, *inputs: Any) -> Any:
         """``network(*inputs)`` in evaluation mode, without gradients (and under the
@@ -573,20 +669,31 @@ class Model:
                 )
         return updaters
 
+    def _eval_keys(self, plan: _EvalPlan) -> dict[str, Any]:
+        """The run parameters an evaluation sets before it starts (``eval`` and ``fit``)."""
+        return {
+            "mode": "eval",
+            "eval_network": self._eval_network,
+            "valid_dataset": plan.dataset,
+            "batch_num": 1 if plan.sink else plan.size,
+            "cur_step_num": 0,
+            "dataset_sink_mode": plan.sink,
+            "eval_dataset_element": None,
+            "net_outputs": None,
+        }
+
     def _evaluate(
-        self,
-        params: RunParams,
-        cbs: CallbackList,
-        dataset: Any,
-        size: int,
-        sink: bool,
-        with_eval_results: bool,
+        self, plan: _EvalPlan, params: RunParams, cbs: CallbackList, *, with_eval_results: bool
     ) -> dict[str, Any]:
-        """The eval loop of spec 3.2 on ``params`` (callbacks already entered)."""
+        """One evaluation on ``params`` (callbacks already entered): ``on_eval_begin``,
+        ``on_eval_epoch_begin``, the steps (or one sink), ``on_eval_epoch_end``, then
+        ``metrics`` (and, for ``fit``, ``eval_results``) are set and ``on_eval_end`` runs.
+        A stop request ends the steps early. The networks are in eval mode meanwhile."""
         context = RunContext(params)
         step = self._eval_step_fn()
         updaters = self._metric_updaters()
         convert = self._convert
+        size, sink = plan.size, plan.sink
         loss_index = None if self._eval_indexes is None else self._eval_indexes[0]
         loss_total: torch.Tensor | float = 0.0
         loss_count = 0
@@ -603,7 +710,7 @@ class Model:
             cbs.on_eval_begin(context)
             cbs.on_eval_epoch_begin(context)
             with torch.no_grad():
-                iterator = iter(dataset)
+                iterator = iter(plan.dataset)
                 step_num = 0
                 while True:
                     batch = next(iterator, _END)
@@ -645,20 +752,16 @@ class Model:
                 module.train(mode)
         return results
 
-    def _run(
+    def _plan_training(
         self,
-        kind: str,
+        owner: str,
         epoch: object,
-        train_dataset: Any,
-        callbacks: object,
+        dataset: Any,
         sink: object,
         sink_size: object,
         initial_epoch: object,
-        valid_dataset: Any,
-        valid_frequency: object,
-        valid_sink: object,
-    ) -> None:
-        owner = f"Model.{kind}"
+    ) -> _TrainPlan:
+        """Validate the arguments ``train`` and ``fit`` share, for ``owner``."""
         epoch = check_int(epoch, "epoch", owner, 1)
         initial_epoch = check_int(initial_epoch, "initial_epoch", owner, 0)
         if initial_epoch >= epoch:
@@ -668,41 +771,33 @@ class Model:
             )
         sink = check_bool(sink, "dataset_sink_mode", owner)
         sink_size = _check_sink_size(sink_size, owner)
-        valid_sink = check_bool(valid_sink, "valid_dataset_sink_mode", owner)
         if self._train_network is None:
             raise ValueError(
                 f"For '{owner}', the Model has no optimizer; pass 'optimizer' to Model(...) "
                 "to train"
             )
-        size = dataset_size(train_dataset, "train_dataset")
-        callback_list = check_callbacks(callbacks)
-        evaluate_at: Callable[[int], bool] | None = None
-        valid_size = 0
-        if valid_dataset is not None:
-            self._check_can_eval(owner)
-            valid_size = dataset_size(valid_dataset, "valid_dataset")
-            evaluate_at = self._valid_schedule(valid_frequency, owner)
-
+        size = dataset_size(dataset, "train_dataset")
         sink_steps = size if sink_size == -1 else sink_size
-        sinks = math.ceil(size / sink_steps) if sink else 0
-        initial_step = initial_epoch * size
+        return _TrainPlan(dataset, size, initial_epoch, epoch, sink, sink_steps)
+
+    def _train_params(self, plan: _TrainPlan, callback_list: list[Callback]) -> RunParams:
+        """The run parameters of a training run before its first epoch."""
         parallel_mode, device_number = _parallel_info()
-        train_network = self._train_network
         params = RunParams(
             mode="train",
             network=self._network,
-            train_network=train_network,
+            train_network=self._train_network,
             loss_fn=self._loss_fn,
             optimizer=self._optimizer,
-            train_dataset=train_dataset,
-            epoch_num=epoch - initial_epoch,
-            batch_num=sinks if sink else size,
-            cur_epoch_num=initial_epoch,
-            cur_step_num=initial_step,
-            initial_step=initial_step,
+            train_dataset=plan.dataset,
+            epoch_num=plan.epoch - plan.initial_epoch,
+            batch_num=plan.sinks if plan.sink else plan.size,
+            cur_epoch_num=plan.initial_epoch,
+            cur_step_num=plan.initial_step,
+            initial_step=plan.initial_step,
             train_dataset_element=None,
             net_outputs=None,
-            dataset_sink_mode=sink,
+            dataset_sink_mode=plan.sink,
             parallel_mode=parallel_mode,
             device_number=device_number,
             list_callback=callback_list,
@@ -710,70 +805,36 @@ class Model:
             latest_ckpt_file=None,
             loss_scale_mananger=self._loss_scale_manager,
         )
-        if sink:
-            params["sink_size"] = sink_steps
-        if valid_dataset is not None:
-            params["valid_dataset"] = valid_dataset
+        if plan.sink:
+            params["sink_size"] = plan.sink_steps
+        if plan.validation is not None:
+            params["valid_dataset"] = plan.validation.dataset
             params["eval_network"] = self._eval_network
-        eval_cbs = CallbackList(
-            [c for c in callback_list if _runs_in_fit_eval(c)] if evaluate_at else []
-        )
+        return params
+
+    def _train(self, plan: _TrainPlan, callback_list: list[Callback]) -> None:
+        """A training run (``train``, ``fit``): the epochs, each a step loop (or sinks),
+        then, in ``fit`` after a due epoch, the evaluation, then ``on_train_epoch_end``."""
+        assert self._train_network is not None and self._optimizer is not None
+        params = self._train_params(plan, callback_list)
         context = RunContext(params)
-        step = train_network.step
-        convert = self._convert
-        network = self._network
-        network.train()
-        self._optimizer.zero_grad(set_to_none=True)  # type: ignore[union-attr]
-        step_num = initial_step
+        validation = plan.validation
+        eval_cbs = CallbackList(_fit_eval_callbacks(callback_list) if validation else [])
+        self._network.train()
+        self._optimizer.zero_grad(set_to_none=True)
+        step_num = plan.initial_step
         with CallbackList(callback_list) as cbs:
+            epochs = _Epochs(plan, params, context, cbs, self._train_network.step, self._convert)
+            run_epoch = epochs.run_sinks if plan.sink else epochs.run_steps
             cbs.on_train_begin(context)
-            for epoch_index in range(initial_epoch, epoch):
-                params["cur_epoch_num"] = epoch_index + 1
-                if sink:
-                    params["dataset_helper"] = SinkInfo(sink_steps, sinks, size)
+            for epoch in range(plan.initial_epoch + 1, plan.epoch + 1):
+                params["cur_epoch_num"] = epoch
+                if plan.sink:
+                    params["dataset_helper"] = SinkInfo(plan.sink_steps, plan.sinks, plan.size)
                 cbs.on_train_epoch_begin(context)
-                if sink:
-                    step_num = self._sink_epoch(
-                        params, context, cbs, train_dataset, step, step_num, sink_steps, size
-                    )
-                else:
-                    for batch in train_dataset:
-                        element = convert(batch)
-                        step_num += 1
-                        params["cur_step_num"] = step_num
-                        params["train_dataset_element"] = element
-                        cbs.on_train_step_begin(context)
-                        params["net_outputs"] = step(element)
-                        cbs.on_train_step_end(context)
-                        if context.get_stop_requested():
-                            break
-                if evaluate_at is not None and evaluate_at(epoch_index + 1):
-                    saved = {
-                        k: params[k]
-                        for k in (
-                            "mode",
-                            "cur_step_num",
-                            "batch_num",
-                            "dataset_sink_mode",
-                            "net_outputs",
-                        )
-                    }
-                    params.update(
-                        mode="eval",
-                        eval_network=self._eval_network,
-                        valid_dataset=valid_dataset,
-                        batch_num=1 if valid_sink else valid_size,
-                        cur_step_num=0,
-                        dataset_sink_mode=valid_sink,
-                        eval_dataset_element=None,
-                    )
-                    try:
-                        self._evaluate(
-                            params, eval_cbs, valid_dataset, valid_size, valid_sink, True
-                        )
-                    finally:
-                        params.update(saved)
-                    network.train()
+                step_num = run_epoch(step_num)
+                if validation is not None and validation.due(epoch):
+                    self._fit_eval(validation, params, eval_cbs)
                 cbs.on_train_epoch_end(context)
                 params.pop("metrics", None)
                 params.pop("eval_results", None)
@@ -781,45 +842,16 @@ class Model:
                     break
             cbs.on_train_end(context)
 
-    def _sink_epoch(
-        self,
-        params: RunParams,
-        context: RunContext,
-        cbs: CallbackList,
-        dataset: Any,
-        step: Callable[[tuple], Any],
-        step_num: int,
-        sink_steps: int,
-        steps_per_epoch: int,
-    ) -> int:
-        """One epoch in sink mode; returns the new step number."""
-        convert = self._convert
-        iterator = iter(dataset)
-        left = steps_per_epoch
-        while True:
-            batch = next(iterator, _END)
-            if batch is _END:
-                return step_num
-            element = convert(batch)
-            planned = min(sink_steps, left) if left > 0 else sink_steps
-            params["cur_step_num"] = step_num + planned
-            params["train_dataset_element"] = element
-            cbs.on_train_step_begin(context)
-            outputs = step(element)
-            done = 1
-            while done < planned:
-                batch = next(iterator, _END)
-                if batch is _END:
-                    break
-                outputs = step(convert(batch))
-                done += 1
-            step_num += done
-            left -= done
-            params["cur_step_num"] = step_num
-            params["net_outputs"] = outputs
-            cbs.on_train_step_end(context)
-            if done < planned or context.get_stop_requested():
-                return step_num
+    def _fit_eval(self, plan: _EvalPlan, train_params: RunParams, cbs: CallbackList) -> None:
+        """``fit``'s evaluation after an epoch: on its own run parameters (a copy of the
+        training's with the evaluation's keys), so training's are untouched; its
+        ``metrics`` and ``eval_results`` are handed to training for ``on_train_epoch_end``.
+        """
+        params = train_params.copy()
+        params.update(self._eval_keys(plan))
+        self._evaluate(plan, params, cbs, with_eval_results=True)
+        train_params["metrics"] = params["metrics"]
+        train_params["eval_results"] = params["eval_results"]
 
     @staticmethod
     def _valid_schedule(valid_frequency: object, owner: str) -> Callable[[int], bool]:
@@ -839,11 +871,3 @@ class Model:
             f"For '{owner}', the argument 'valid_frequency' must be an int >= 1 or a list of "
             f"epoch numbers (ints >= 1), but got {valid_frequency!r}"
         )
-
-
-def _runs_in_fit_eval(callback: Callback) -> bool:
-    """User callbacks run in fit's evaluation; built-in ones do not, except TimeMonitor."""
-    kind = type(callback)
-    if not kind.__module__.startswith("sumlens."):
-        return True
-    return kind.__name__ == "TimeMonitor"

@@ -31,24 +31,29 @@ collector a no-op on every rank but 0; otherwise each rank writes to ``summary_d
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 from collections.abc import Callable
-from types import TracebackType
 from typing import Any
 
 import torch
 
+from sumlens._checks import check_bool, check_int
+from sumlens._landscape_settings import check_collect_landscape
 from sumlens._log import logger
+from sumlens.graph import from_dataloader, from_module, unwrap, watch_inputs
 from sumlens.io.naming import current_rank
+from sumlens.lineage import EvaluationLineage, TrainLineage
+from sumlens.summary import SummaryRecord
 from sumlens.summary.convert import copy_to_host_async
-from sumlens.train.callback import Callback, RunContext
+from sumlens.summary.export import check_export_options
+from sumlens.train.callback import Callback, RunContext, RunParams
+from sumlens.train.callbacks import ModelCheckpoint
+from sumlens.train.checkpoint import wait_for_pending_saves
 from sumlens.train.collector_config import (
-    check_bool,
     check_custom_data,
-    check_landscape,
-    check_positive_int,
     check_summary_dir,
     env_custom_data,
     process_specified_data,
@@ -87,11 +92,7 @@ def clean_name(name: str) -> str:
 
 
 def _unwrap(module: Any) -> Any:
-    if not isinstance(module, torch.nn.Module):
-        return module
-    from sumlens.graph import unwrap
-
-    return unwrap(module)
+    return unwrap(module) if isinstance(module, torch.nn.Module) else module
 
 
 def _scalar(value: Any) -> float | None:
@@ -217,24 +218,23 @@ class SummaryCollector(Callback):
         export_options: dict[str, str | None] | None = None,
         rank_zero_only: bool = False,
     ) -> None:
-        from sumlens.summary.export import check_export_options
-
+        owner = "SummaryCollector"
         self._summary_dir = check_summary_dir(summary_dir)
-        self._collect_freq = check_positive_int("collect_freq", collect_freq)
-        self._tensor_freq = check_positive_int(
-            "collect_tensor_freq", collect_tensor_freq, optional=True
+        self._collect_freq = check_int(collect_freq, "collect_freq", owner, 1)
+        self._tensor_freq = check_int(
+            collect_tensor_freq, "collect_tensor_freq", owner, 1, allow_none=True
         )
-        self._max_file_size = check_positive_int("max_file_size", max_file_size, optional=True)
+        self._max_file_size = check_int(max_file_size, "max_file_size", owner, 1, allow_none=True)
         self._export_options = check_export_options(export_options)
-        check_bool("keep_default_action", keep_default_action)
-        self._num_process = check_positive_int("num_process", num_process)
+        check_bool(keep_default_action, "keep_default_action", owner)
+        self._num_process = check_int(num_process, "num_process", owner, 1)
         specified = process_specified_data(collect_specified_data, keep_default_action)
-        self._landscape = check_landscape(specified.get("collect_landscape"))
+        self._landscape = check_collect_landscape(specified.get("collect_landscape"))
         custom = check_custom_data(custom_lineage_data)
         merged = env_custom_data()
         merged.update(custom)
         self._custom_data = merged
-        self._rank_zero_only = check_bool("rank_zero_only", rank_zero_only)
+        self._rank_zero_only = check_bool(rank_zero_only, "rank_zero_only", owner)
         self._specified = specified
 
         self._metric = specified.get("collect_metric", False)
@@ -263,7 +263,8 @@ class SummaryCollector(Callback):
             self._landscape_saver = LandscapeSaver(ckpt_dir, self._landscape)
             logger.info("SummaryCollector saves landscape weights to %s", ckpt_dir)
 
-        self._record: Any = None
+        self._record: SummaryRecord | None = None
+        self._record_stack: contextlib.ExitStack | None = None
         self._owns_run_record = False
         self._reset_run()
 
@@ -299,29 +300,27 @@ class SummaryCollector(Callback):
         self._images_dropped = 0
 
     def _open_record(self) -> None:
-        from sumlens.summary import SummaryRecord
-
-        self._record = SummaryRecord(
+        """Open the run's record and enter it, so that it is the active record of the
+        summary operators until :meth:`_close_record` (the stack spans the hooks)."""
+        record = SummaryRecord(
             self._summary_dir,
             num_process=self._num_process,
             max_file_size=self._max_file_size,
             raise_exception=False,
             export_options=self._export_options or None,
         )
-        self._record.__enter__()
+        stack = contextlib.ExitStack()
+        self._record = stack.enter_context(record)
+        self._record_stack = stack
 
-    def _close_record(
-        self,
-        exc_type: type[BaseException] | None = None,
-        exc: BaseException | None = None,
-        tb: TracebackType | None = None,
-    ) -> None:
-        record, self._record = self._record, None
+    def _close_record(self) -> None:
+        stack, self._record_stack = self._record_stack, None
+        self._record = None
         if self._graph_watch is not None:
             self._graph_watch.remove()
             self._graph_watch = None
-        if record is not None:
-            record.__exit__(exc_type, exc, tb)
+        if stack is not None:
+            stack.close()
 
     def flush(self) -> None:
         """Return once everything collected so far is readable on disk (no-op when idle)."""
@@ -335,63 +334,24 @@ class SummaryCollector(Callback):
             self._open_record()
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self._owns_run_record = False
-        self._close_record(exc_type, exc, tb)
+        self._close_record()
 
     # ---- hooks -----------------------------------------------------------------------------
 
-    def begin(self, run_context: RunContext) -> None:
-        if not self._active:
-            return
-        cb = run_context.original_args()
-        others = [
-            c
-            for c in cb.get("list_callback", None) or []
-            if isinstance(c, SummaryCollector) or type(c).__name__ == "SummaryCollector"
-        ]
-        if len(others) > 1:
-            raise ValueError(
-                "There are more than one SummaryCollector instance in the callback list; "
-                "use only one per run"
-            )
-        mode = cb.get("mode", None)
-        if mode not in ("train", "eval"):
-            raise ValueError(
-                f"For 'SummaryCollector', cb_params.mode must be 'train' or 'eval', "
-                f"but got {mode!r}"
-            )
-        if self._record is None:  # hooks driven without entering the callback
-            self._reset_run()
-            self._open_record()
-            self._owns_run_record = True
-        self._mode = mode
-        self._record.set_mode(mode)
-        self._sink = bool(cb.get("dataset_sink_mode", False))
-        self._first_collection = True
-        self._last_collected = None
-        self._start_step = int(cb.get("initial_step", 0) or 0)
-        self._start_epoch = int(cb.get("cur_epoch_num", 0) or 0)
-        if mode == "train":
-            self._log_plan()
-            if self._graph and not self._graph_saved:
-                network = _unwrap(cb.get("network", None))
-                if isinstance(network, torch.nn.Module):
-                    from sumlens.graph import watch_inputs
+    runs_in_fit_eval = False
 
-                    self._graph_watch = watch_inputs(network)
+    def on_train_begin(self, run_context: RunContext) -> None:
+        self._begin(run_context.original_args(), "train")
 
-    def step_end(self, run_context: RunContext) -> None:
+    def on_eval_begin(self, run_context: RunContext) -> None:
+        self._begin(run_context.original_args(), "eval")
+
+    def on_train_step_end(self, run_context: RunContext) -> None:
         if not self._active or self._record is None:
             return
         cb = run_context.original_args()
-        if cb.get("mode", None) != "train":
-            return
         step = cb.cur_step_num
         first_values = False
         if not self._graph_saved:
@@ -410,29 +370,67 @@ class SummaryCollector(Callback):
                 self._record.record(step)
         elif not self._collect(cb, step):
             # drop this step's summary-operator values: only collected steps are written
-            self._record._discard_pending()
+            self._record.discard_pending()
         saver = self._landscape_saver
         if saver is not None and saver.unit == "step" and saver.wanted(step):
             saver.save(_unwrap(cb.network), step)
 
-    def epoch_end(self, run_context: RunContext) -> None:
+    def on_train_epoch_end(self, run_context: RunContext) -> None:
         if not self._active or self._record is None:
             return
         cb = run_context.original_args()
-        if cb.get("mode", None) == "train":
-            if self._sink and not self._collect(cb, cb.cur_epoch_num):
-                self._record._discard_pending()
-            # non-sink: step_end already decided about this step (no step written twice)
-            saver = self._landscape_saver
-            if saver is not None and saver.unit == "epoch" and saver.wanted(cb.cur_epoch_num):
-                saver.save(_unwrap(cb.network), cb.cur_epoch_num)
+        epoch = cb.cur_epoch_num
+        if self._sink and not self._collect(cb, epoch):
+            self._record.discard_pending()
+        # non-sink: on_train_step_end already decided about this step (none written twice)
+        saver = self._landscape_saver
+        if saver is not None and saver.unit == "epoch" and saver.wanted(epoch):
+            saver.save(_unwrap(cb.network), epoch)
         self._record.flush()
 
-    def end(self, run_context: RunContext) -> None:
-        if not self._active or self._record is None:
+    def on_eval_epoch_end(self, run_context: RunContext) -> None:
+        if self._active and self._record is not None:
+            self._record.flush()
+
+    def on_train_end(self, run_context: RunContext) -> None:
+        self._end(run_context.original_args(), "train")
+
+    def on_eval_end(self, run_context: RunContext) -> None:
+        self._end(run_context.original_args(), "eval")
+
+    def _begin(self, cb: RunParams, mode: str) -> None:
+        if not self._active:
             return
-        cb = run_context.original_args()
-        mode = cb.get("mode", None)
+        others = [c for c in cb.get("list_callback", None) or [] if isinstance(c, SummaryCollector)]
+        if len(others) > 1:
+            raise ValueError(
+                "There are more than one SummaryCollector instance in the callback list; "
+                "use only one per run"
+            )
+        if self._record is None:  # hooks driven without entering the callback
+            self._reset_run()
+            self._open_record()
+            self._owns_run_record = True
+        record = self._record
+        assert record is not None
+        self._mode = mode
+        record.set_mode(mode)
+        self._sink = bool(cb.get("dataset_sink_mode", False))
+        self._first_collection = True
+        self._last_collected = None
+        self._start_step = int(cb.get("initial_step", 0) or 0)
+        self._start_epoch = int(cb.get("cur_epoch_num", 0) or 0)
+        if mode == "train":
+            self._log_plan()
+            if self._graph and not self._graph_saved:
+                network = _unwrap(cb.get("network", None))
+                if isinstance(network, torch.nn.Module):
+                    self._graph_watch = watch_inputs(network)
+
+    def _end(self, cb: RunParams, mode: str) -> None:
+        record = self._record
+        if not self._active or record is None:
+            return
         lineage: Any = None
         try:
             if mode == "train" and self._train_lineage:
@@ -442,7 +440,7 @@ class SummaryCollector(Callback):
         except Exception as err:  # lineage must never break training
             logger.warning("SummaryCollector could not collect %s lineage: %r", mode, err)
         if lineage is not None:
-            self._record.add_value(lineage.plugin, lineage.plugin, lineage)
+            record.add_value(lineage.plugin, lineage.plugin, lineage)
         if self._images_dropped:
             logger.warning(
                 "SummaryCollector: the input images of %d collected steps were dropped "
@@ -450,8 +448,8 @@ class SummaryCollector(Callback):
                 self._images_dropped,
             )
             self._images_dropped = 0
-        self._record.set_mode("eval")  # pending summary-operator values are not written
-        self._record.record(0)
+        record.set_mode("eval")  # pending summary-operator values are not written
+        record.record(0)
         if self._graph_watch is not None:
             self._graph_watch.remove()
             self._graph_watch = None
@@ -460,7 +458,7 @@ class SummaryCollector(Callback):
             if cb.get("dataset_sink_mode", False) and cb.get("sink_size", None):
                 steps = _steps_per_epoch(cb.get("train_dataset", None), steps) or steps
             self._landscape_saver.write_metadata(int(steps))
-        self._record.flush()
+        record.flush()
         if self._owns_run_record:
             self._owns_run_record = False
             self._close_record()
@@ -503,7 +501,9 @@ class SummaryCollector(Callback):
         )
 
     def _collect(self, cb: Any, current: int) -> bool:
-        """The collection step (spec 3.1); True if this step was written."""
+        """Collect this step (``current``: the step, or the epoch in sink mode) if it is
+        due: the first of the run always, then every ``collect_freq``-th; tensor data on
+        its own schedule (``tensor_range``). True if the step was written."""
         record = self._record
         step = current if not self._sink else cb.cur_step_num
         if self._mode != "train" or step == self._last_collected:
@@ -593,7 +593,15 @@ class SummaryCollector(Callback):
             )
             self._metric = False
             return
-        self._record.add_value("scalar", "loss/auto", loss)
+        self._record_scalar("loss/auto", loss)
+
+    def _record_scalar(self, tag: str, value: float | torch.Tensor) -> None:
+        """A float takes the record's scalar fast lane; a one-element CUDA tensor goes
+        through ``add_value``, which copies it to the host without waiting for the device."""
+        if isinstance(value, torch.Tensor):
+            self._record.add_value("scalar", tag, value)
+        else:
+            self._record.add_scalar(tag, value)
 
     def _find_optimizer(self, cb: Any) -> Any:
         if self._optimizer_searched:
@@ -625,7 +633,7 @@ class SummaryCollector(Callback):
         if lr is None:
             self._lr = False
             return
-        self._record.add_value("scalar", "learning_rate/auto", lr)
+        self._record_scalar("learning_rate/auto", lr)
 
     def _collect_histograms(self, cb: Any) -> None:
         if not self._histograms:
@@ -676,8 +684,6 @@ class SummaryCollector(Callback):
             if watch is not None:
                 watch.remove()
             return
-        from sumlens.graph import from_module
-
         try:
             graph = from_module(network, watch.args, example_kwargs=watch.kwargs)
         except Exception as err:
@@ -696,8 +702,6 @@ class SummaryCollector(Callback):
                 "the dataset graph will not be collected"
             )
             return
-        from sumlens.graph import from_dataloader
-
         try:
             graph = from_dataloader(loader)
         except Exception as err:
@@ -708,8 +712,6 @@ class SummaryCollector(Callback):
     # ---- lineage ---------------------------------------------------------------------------
 
     def _train_lineage_of(self, cb: Any) -> Any:
-        from sumlens.lineage import TrainLineage
-
         optimizer = self._find_optimizer(cb)
         lr = None
         if optimizer is not None:
@@ -747,8 +749,6 @@ class SummaryCollector(Callback):
         )
 
     def _model_file(self, cb: Any) -> tuple[str | None, int]:
-        from sumlens.train.callbacks import ModelCheckpoint
-
         latest = ""
         for callback in cb.get("list_callback", None) or []:
             if isinstance(callback, ModelCheckpoint):
@@ -759,8 +759,6 @@ class SummaryCollector(Callback):
         try:
             return path, os.path.getsize(path)
         except OSError:
-            from sumlens.train.checkpoint import wait_for_pending_saves
-
             wait_for_pending_saves(60.0)
             try:
                 return path, os.path.getsize(path)
@@ -768,8 +766,6 @@ class SummaryCollector(Callback):
                 return path, 0
 
     def _eval_lineage_of(self, cb: Any) -> Any:
-        from sumlens.lineage import EvaluationLineage
-
         metrics = cb.get("metrics", None)
         if metrics is not None:
             try:

@@ -1,7 +1,7 @@
-"""Small helpers shared by the built-in callbacks: argument checks, loss values, ranks.
+"""Small helpers shared by the built-in callbacks: run parameters, loss values, ranks.
 
-Kept apart from the callbacks so each callback module holds one public class and the
-checks read the same everywhere (argument name, offending value, what is allowed).
+Kept apart from the callbacks so each callback module holds one public class. Argument
+checks are :mod:`sumlens._checks`' (one message style for every package).
 """
 
 from __future__ import annotations
@@ -14,9 +14,6 @@ import numpy as np
 import torch
 
 __all__ = [
-    "check_bool",
-    "check_int",
-    "check_number",
     "get_param",
     "is_rank_zero",
     "loss_value",
@@ -24,35 +21,6 @@ __all__ = [
     "rank_and_world",
     "scalar_value",
 ]
-
-
-def check_bool(value: object, argname: str) -> bool:
-    """``value`` if it is a bool, else a TypeError naming ``argname``."""
-    if not isinstance(value, bool):
-        raise TypeError(f"{argname} must be a bool, got {value!r} ({type(value).__name__})")
-    return value
-
-
-def check_int(value: object, argname: str, *, minimum: int | None = 0, allow_none: bool = False):
-    """``value`` if it is an int (not a bool) >= ``minimum``; TypeError/ValueError otherwise."""
-    if value is None and allow_none:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        allowed = "an int" + (" or None" if allow_none else "")
-        raise TypeError(f"{argname} must be {allowed}, got {value!r} ({type(value).__name__})")
-    value = int(value)
-    if minimum is not None and value < minimum:
-        raise ValueError(f"{argname} must be an int >= {minimum}, got {value}")
-    return value
-
-
-def check_number(value: object, argname: str) -> float:
-    """``value`` as a float if it is a real number (int or float, not a bool), else TypeError."""
-    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
-        raise TypeError(
-            f"{argname} must be an int or a float, got {value!r} ({type(value).__name__})"
-        )
-    return float(value)
 
 
 def get_param(params: Mapping[str, Any], name: str, default: Any = None) -> Any:

@@ -11,14 +11,14 @@ lets every torch.distributed rank save; by default only rank 0 does.
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
 import torch
 
+from sumlens._checks import check_bool, check_int
 from sumlens.train import crypto
-from sumlens.train.callbacks._common import check_bool, check_int
+from sumlens.train.checkpoint import check_async_save
 
 __all__ = ["CheckpointConfig"]
 
@@ -107,11 +107,18 @@ class CheckpointConfig:
         *,
         save_on_all_ranks: bool = False,
     ) -> None:
-        steps = check_int(save_checkpoint_steps, "save_checkpoint_steps", allow_none=True)
-        seconds = check_int(save_checkpoint_seconds, "save_checkpoint_seconds", allow_none=True)
-        keep_max = check_int(keep_checkpoint_max, "keep_checkpoint_max", allow_none=True)
+        owner = "CheckpointConfig"
+        steps = check_int(save_checkpoint_steps, "save_checkpoint_steps", owner, 0, allow_none=True)
+        seconds = check_int(
+            save_checkpoint_seconds, "save_checkpoint_seconds", owner, 0, allow_none=True
+        )
+        keep_max = check_int(keep_checkpoint_max, "keep_checkpoint_max", owner, 0, allow_none=True)
         per_n_min = check_int(
-            keep_checkpoint_per_n_minutes, "keep_checkpoint_per_n_minutes", allow_none=True
+            keep_checkpoint_per_n_minutes,
+            "keep_checkpoint_per_n_minutes",
+            owner,
+            0,
+            allow_none=True,
         )
         if not (steps or seconds or keep_max or per_n_min):
             raise ValueError(
@@ -137,30 +144,14 @@ class CheckpointConfig:
                 f"{type(saved_network).__name__}"
             )
         self._saved_network = saved_network
-        self._integrated_save = check_bool(integrated_save, "integrated_save")
-        self._exception_save = check_bool(exception_save, "exception_save")
-        self._crc_check = check_bool(crc_check, "crc_check")
-        self._remove_redundancy = check_bool(remove_redundancy, "remove_redundancy")
-        self._save_on_all_ranks = check_bool(save_on_all_ranks, "save_on_all_ranks")
+        self._integrated_save = check_bool(integrated_save, "integrated_save", owner)
+        self._exception_save = check_bool(exception_save, "exception_save", owner)
+        self._crc_check = check_bool(crc_check, "crc_check", owner)
+        self._remove_redundancy = check_bool(remove_redundancy, "remove_redundancy", owner)
+        self._save_on_all_ranks = check_bool(save_on_all_ranks, "save_on_all_ranks", owner)
 
-        if isinstance(async_save, bool):
-            self._async_save: bool | str = async_save
-        elif isinstance(async_save, str):
-            if async_save not in ("thread", "process"):
-                raise ValueError(
-                    f"async_save must be a bool, 'thread' or 'process', got {async_save!r}"
-                )
-            if async_save == "process":
-                warnings.warn(
-                    "async_save='process' saves on a background thread in sumlens",
-                    stacklevel=2,
-                )
-            self._async_save = "thread"
-        else:
-            raise TypeError(
-                "async_save must be a bool, 'thread' or 'process', got "
-                f"{async_save!r} ({type(async_save).__name__})"
-            )
+        is_async = check_async_save(async_save, owner)
+        self._async_save: bool | str = "thread" if isinstance(async_save, str) else is_async
 
         self._enc_key = None if enc_key is None else crypto.validate_key(enc_key, "enc_key")
         self._enc_mode = crypto.validate_mode(enc_mode, "enc_mode")

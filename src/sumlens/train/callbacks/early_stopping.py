@@ -1,6 +1,6 @@
 """``EarlyStopping``: stop training when the monitored value stops improving.
 
-Keras semantics, as the spec recommends, not MindSpore 2.10's: training stops when
+Keras semantics, not MindSpore 2.10's: training stops when
 ``wait >= patience`` after a *non-improving* epoch (MindSpore with the default
 ``patience=0`` always stops after the first epoch), ``baseline`` is honoured (MindSpore
 replaces it with ``min_delta``), and a value of 0 counts (MindSpore skips it).
@@ -12,8 +12,9 @@ import copy
 
 import torch
 
+from sumlens._checks import check_bool, check_int
 from sumlens.train.callback import RunContext
-from sumlens.train.callbacks._common import check_bool, check_int, get_param
+from sumlens.train.callbacks._common import get_param
 from sumlens.train.callbacks.monitor import MonitorCallback
 
 __all__ = ["EarlyStopping"]
@@ -29,6 +30,8 @@ class EarlyStopping(MonitorCallback):
     ``network``) when stopping.
     """
 
+    runs_in_fit_eval = False
+
     def __init__(
         self,
         monitor: str = "eval_loss",
@@ -40,9 +43,10 @@ class EarlyStopping(MonitorCallback):
         restore_best_weights: bool = False,
     ) -> None:
         super().__init__(monitor=monitor, mode=mode, min_delta=min_delta, baseline=baseline)
-        self.patience = check_int(patience, "patience", minimum=0)
-        self.verbose = check_bool(verbose, "verbose")
-        self.restore_best_weights = check_bool(restore_best_weights, "restore_best_weights")
+        owner = type(self).__name__
+        self.patience = check_int(patience, "patience", owner, 0)
+        self.verbose = check_bool(verbose, "verbose", owner)
+        self.restore_best_weights = check_bool(restore_best_weights, "restore_best_weights", owner)
         self.wait = 0
         self.stopped_epoch = 0
         self.best_epoch = 0

@@ -1,8 +1,9 @@
 """``History``: the per-epoch network output (loss) and evaluation metrics of a run.
 
 As in MindSpore, ``history`` is created once and keeps growing over later runs with the
-same instance (create a new ``History`` per run for separate records), and its
-old-style hooks also fire in ``eval()``.
+same instance (create a new ``History`` per run for separate records), and given to
+``eval()`` it records the evaluation too (``epoch`` restarts, ``history`` grows);
+``fit``'s evaluation does not call it (its metrics reach the training epoch's record).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from sumlens.train.callback import Callback, RunContext
+from sumlens.train.callback import Callback, RunContext, RunParams
 from sumlens.train.callbacks._common import get_param
 
 __all__ = ["History"]
@@ -34,11 +35,21 @@ class History(Callback):
         self.history: dict[str, list[Any]] = {}
         self.epoch: dict[str, list[int]] | None = None
 
-    def begin(self, run_context: RunContext) -> None:
+    runs_in_fit_eval = False
+
+    def on_train_begin(self, run_context: RunContext) -> None:
         self.epoch = {"epoch": []}
 
-    def epoch_end(self, run_context: RunContext) -> None:
-        params = run_context.original_args()
+    def on_eval_begin(self, run_context: RunContext) -> None:
+        self.epoch = {"epoch": []}
+
+    def on_train_epoch_end(self, run_context: RunContext) -> None:
+        self._record(run_context.original_args())
+
+    def on_eval_epoch_end(self, run_context: RunContext) -> None:
+        self._record(run_context.original_args())
+
+    def _record(self, params: RunParams) -> None:
         if self.epoch is None:
             self.epoch = {"epoch": []}
         self.epoch["epoch"].append(get_param(params, "cur_epoch_num", 1))

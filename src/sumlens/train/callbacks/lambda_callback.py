@@ -2,9 +2,9 @@
 
 Both hook spellings are accepted: the ``on_train_*``/``on_eval_*`` keywords of MindSpore
 2.10, and the old ``begin``/``epoch_begin``/``step_begin``/``step_end``/``epoch_end``/
-``end`` of the seed docs (MindSpore 2.10 rejects those), which register the function for
-training *and* evaluation, like old-style methods. Giving an old keyword and a new one for
-the same hook is ambiguous and a ValueError.
+``end`` of older MindSpore documentation (MindSpore 2.10 rejects those), which register
+the function for training *and* evaluation, like old-style methods. Giving an old keyword
+and a new one for the same hook is ambiguous and a ValueError.
 """
 
 from __future__ import annotations
@@ -19,7 +19,13 @@ Hook = Callable[[RunContext], object] | None
 
 
 class LambdaCallback(Callback):
-    """Call the given function (``f(run_context)``) at each named hook; others do nothing."""
+    """Call the given function (``f(run_context)``) at each named hook; others do nothing.
+
+    ``fit``'s evaluation does not call it, as MindSpore's; set ``runs_in_fit_eval = True``
+    on the instance (or a subclass) to have its ``on_eval_*`` functions called there too.
+    """
+
+    runs_in_fit_eval = False
 
     def __init__(
         self,

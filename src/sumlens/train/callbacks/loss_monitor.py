@@ -20,15 +20,10 @@ from typing import Any
 
 import torch
 
+from sumlens._checks import check_int
 from sumlens.summary.convert import PendingArray, copy_to_host_async
-from sumlens.train.callback import Callback, RunContext
-from sumlens.train.callbacks._common import (
-    check_int,
-    get_param,
-    is_rank_zero,
-    loss_value,
-    step_in_epoch,
-)
+from sumlens.train.callback import Callback, RunContext, RunParams
+from sumlens.train.callbacks._common import get_param, is_rank_zero, loss_value, step_in_epoch
 
 __all__ = ["LossMonitor"]
 
@@ -62,11 +57,15 @@ class LossMonitor(Callback):
     A NaN or infinite loss raises ``ValueError`` from a step hook, whatever
     ``per_print_times`` is (for a loss on a CUDA device, once its copy has arrived: see
     the module docstring). In ``fit`` with validation, the epoch's metrics are
-    printed at the end of the training epoch.
+    printed at the end of the training epoch. Given to ``eval``, it reports the
+    evaluation steps' losses the same way (MindSpore's LossMonitor does too); ``fit``'s
+    evaluation does not call it.
     """
 
+    runs_in_fit_eval = False
+
     def __init__(self, per_print_times: int = 1) -> None:
-        self._per_print_times = check_int(per_print_times, "per_print_times", minimum=0)
+        self._per_print_times = check_int(per_print_times, "per_print_times", "LossMonitor", 0)
         self._last_print_step = 0
         self._in_flight: deque[tuple[PendingArray, _StepInfo]] = deque()
 
@@ -74,8 +73,30 @@ class LossMonitor(Callback):
     def per_print_times(self) -> int:
         return self._per_print_times
 
-    def step_end(self, run_context: RunContext) -> None:
+    def on_train_step_end(self, run_context: RunContext) -> None:
+        self._step_end(run_context.original_args())
+
+    def on_eval_step_end(self, run_context: RunContext) -> None:
+        self._step_end(run_context.original_args())
+
+    def on_train_epoch_end(self, run_context: RunContext) -> None:
+        self._report_arrived(wait=True)
         params = run_context.original_args()
+        metrics = params.get("metrics")
+        if metrics and is_rank_zero():
+            epoch = get_param(params, "cur_epoch_num", 1)
+            print(f"Eval result: epoch {epoch}, metrics: {metrics}", flush=True)
+
+    def on_eval_epoch_end(self, run_context: RunContext) -> None:
+        self._report_arrived(wait=True)
+
+    def on_train_end(self, run_context: RunContext) -> None:
+        self._report_arrived(wait=True)
+
+    def on_eval_end(self, run_context: RunContext) -> None:
+        self._report_arrived(wait=True)
+
+    def _step_end(self, params: RunParams) -> None:
         info = _StepInfo(
             step=int(get_param(params, "cur_step_num", 0)),
             epoch=get_param(params, "cur_epoch_num", 1),
@@ -90,12 +111,6 @@ class LossMonitor(Callback):
             self._report_arrived(wait=True)  # keep the order of the lines
             self._report(loss_value(params.get("net_outputs")), info)
         self._report_arrived(wait=False)
-
-    def epoch_end(self, run_context: RunContext) -> None:
-        self._report_arrived(wait=True)
-
-    def end(self, run_context: RunContext) -> None:
-        self._report_arrived(wait=True)
 
     def _report_arrived(self, wait: bool) -> None:
         """Report the device losses whose copies have arrived, oldest first (all: ``wait``)."""
@@ -128,11 +143,3 @@ class LossMonitor(Callback):
             self._last_print_step = step
             if is_rank_zero():
                 print(f"epoch: {epoch} step: {in_epoch}, loss is {loss}", flush=True)
-
-    def on_train_epoch_end(self, run_context: RunContext) -> None:
-        self._report_arrived(wait=True)
-        params = run_context.original_args()
-        metrics = params.get("metrics")
-        if metrics and is_rank_zero():
-            epoch = get_param(params, "cur_epoch_num", 1)
-            print(f"Eval result: epoch {epoch}, metrics: {metrics}", flush=True)

@@ -32,8 +32,9 @@ from typing import Any
 
 import torch
 
+from sumlens._checks import check_directory
 from sumlens._log import logger
-from sumlens.train.callback import Callback, RunContext
+from sumlens.train.callback import Callback, RunContext, RunParams
 from sumlens.train.callbacks._common import get_param, is_rank_zero, step_in_epoch
 from sumlens.train.callbacks.checkpoint_config import CheckpointConfig
 from sumlens.train.checkpoint import CheckpointSaveHandle, save_checkpoint
@@ -43,6 +44,7 @@ __all__ = ["ModelCheckpoint"]
 _CWD = os.getcwd()  # MindSpore: the working directory when the package was imported
 _EXT = ".ckpt"
 _BREAKPOINT = "_breakpoint.ckpt"
+_PATH_MAX = 4096  # Linux's limit: a checkpoint directory has no shorter one of its own
 
 Prefix = str | Callable[[Mapping[str, Any]], str]
 Directory = str | os.PathLike[str] | Callable[[Mapping[str, Any]], str] | None
@@ -56,18 +58,12 @@ def _check_prefix_value(prefix: object, argname: str) -> str:
     return prefix
 
 
-def _make_directory(directory: object, argname: str) -> str:
-    if not isinstance(directory, str | os.PathLike):
-        raise TypeError(
-            f"{argname} must be a str, os.PathLike, a callable or None, "
-            f"got {type(directory).__name__}"
-        )
-    text = os.fspath(directory)
-    if not isinstance(text, str) or not text.strip():
-        raise ValueError(f"{argname} must be a non-blank path, got {directory!r}")
-    path = os.path.realpath(os.path.expanduser(text))
-    if os.path.exists(path) and not os.path.isdir(path):
-        raise NotADirectoryError(f"{argname} {path!r} exists and is not a directory")
+def _make_directory(directory: object, name: str) -> str:
+    """``directory`` (``~`` expanded) as a real path, checked by
+    :func:`sumlens._checks.check_directory` and created (mode ``0o700``) if missing."""
+    if isinstance(directory, str | os.PathLike):
+        directory = os.path.expanduser(directory)
+    path = check_directory(directory, name, "ModelCheckpoint", max_length=_PATH_MAX)
     os.makedirs(path, mode=0o700, exist_ok=True)
     return path
 
@@ -127,7 +123,13 @@ class ModelCheckpoint(Callback):
     ``train_network``) plus ``cb_params.optimizer``'s state, or ``saved_network``'s state
     alone; ``append_info`` entries are stored with them. Everything is readable with
     ``load_checkpoint(path, net, optimizer=opt)``.
+
+    It saves after training steps and at the end of training, and -- given to ``eval``,
+    as MindSpore's does -- after evaluation steps and at the end of the evaluation too;
+    ``fit``'s evaluation does not call it.
     """
+
+    runs_in_fit_eval = False
 
     def __init__(
         self,
@@ -210,18 +212,27 @@ class ModelCheckpoint(Callback):
         start = get_param(params, "cur_step_num", 0)
         if isinstance(start, int) and start < self._last_saved_step:
             self._last_saved_step = start
-        self.begin(run_context)
 
-    def step_end(self, run_context: RunContext) -> None:
-        params = run_context.original_args()
+    def on_train_step_end(self, run_context: RunContext) -> None:
+        self._step_end(run_context.original_args())
+
+    def on_eval_step_end(self, run_context: RunContext) -> None:
+        self._step_end(run_context.original_args())
+
+    def on_train_end(self, run_context: RunContext) -> None:
+        self._end(run_context.original_args())
+
+    def on_eval_end(self, run_context: RunContext) -> None:
+        self._end(run_context.original_args())
+
+    def _step_end(self, params: RunParams) -> None:
         self._params = params
         if not self._saves_here():
             return
         self._resolve(params)
         self._save(params, force=False)
 
-    def end(self, run_context: RunContext) -> None:
-        params = run_context.original_args()
+    def _end(self, params: RunParams) -> None:
         self._params = params
         if not self._saves_here():
             return
@@ -257,7 +268,7 @@ class ModelCheckpoint(Callback):
             )
         if callable(self._directory_arg):
             self._directory = _make_directory(
-                self._directory_arg(params), "the value returned by the callable directory"
+                self._directory_arg(params), "directory (the callable's result)"
             )
 
     def _content(self, params: Mapping[str, Any]) -> tuple[torch.nn.Module, Any]:

@@ -14,9 +14,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from sumlens._checks import check_number
 from sumlens._log import logger
 from sumlens.train.callback import Callback
-from sumlens.train.callbacks._common import check_number, mean_over_ranks, scalar_value
+from sumlens.train.callbacks._common import loss_value, mean_over_ranks, scalar_value
 
 __all__ = ["MIN_MONITORS", "MonitorCallback"]
 
@@ -52,8 +53,11 @@ class MonitorCallback(Callback):
             raise ValueError(f"mode must be one of {_MODES}, got {mode!r}")
         self.monitor = monitor
         self.mode = mode
-        self.min_delta = abs(check_number(min_delta, "min_delta"))
-        self.baseline = None if baseline is None else check_number(baseline, "baseline")
+        owner = type(self).__name__
+        self.min_delta = abs(check_number(min_delta, "min_delta", owner, finite=False))
+        self.baseline = (
+            None if baseline is None else check_number(baseline, "baseline", owner, finite=False)
+        )
         self.lower_is_better = mode == "min" or (mode == "auto" and monitor in MIN_MONITORS)
         self.best = self._worst()
 
@@ -70,8 +74,6 @@ class MonitorCallback(Callback):
         """The monitored value of this epoch (rank-averaged), or None when unavailable."""
         value: Any = None
         if self.monitor == "loss":
-            from sumlens.train.callbacks._common import loss_value
-
             value = loss_value(params.get("net_outputs"))
             available = ["loss"] if value is not None else []
         else:

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import torch
 
+from sumlens._checks import check_bool, check_int, check_number
 from sumlens.train.callback import RunContext
-from sumlens.train.callbacks._common import check_bool, check_int, check_number, get_param
+from sumlens.train.callbacks._common import get_param
 from sumlens.train.callbacks.lr_scheduler import get_lr, set_lr
 from sumlens.train.callbacks.monitor import MonitorCallback
 
@@ -18,6 +19,8 @@ __all__ = ["ReduceLROnPlateau"]
 class ReduceLROnPlateau(MonitorCallback):
     """After ``patience`` epochs without improvement: ``lr = max(lr * factor, min_lr)``,
     then ``cooldown`` epochs during which no reduction happens."""
+
+    runs_in_fit_eval = False
 
     def __init__(
         self,
@@ -31,15 +34,17 @@ class ReduceLROnPlateau(MonitorCallback):
         min_lr: float = 0,
     ) -> None:
         super().__init__(monitor=monitor, mode=mode, min_delta=min_delta)
-        if isinstance(factor, bool) or not isinstance(factor, int | float):
-            raise TypeError(f"factor must be a float in (0, 1), got {factor!r}")
-        if not 0.0 < float(factor) < 1.0:
-            raise ValueError(f"factor must be a float strictly between 0 and 1, got {factor!r}")
-        self.factor = float(factor)
-        self.patience = check_int(patience, "patience", minimum=0)
-        self.cooldown = check_int(cooldown, "cooldown", minimum=0)
-        self.min_lr = check_number(min_lr, "min_lr")
-        self.verbose = check_bool(verbose, "verbose")
+        owner = type(self).__name__
+        self.factor = check_number(factor, "factor", owner)
+        if not 0.0 < self.factor < 1.0:
+            raise ValueError(
+                f"For '{owner}', the argument 'factor' must be strictly between 0 and 1, "
+                f"but got {factor!r}"
+            )
+        self.patience = check_int(patience, "patience", owner, 0)
+        self.cooldown = check_int(cooldown, "cooldown", owner, 0)
+        self.min_lr = check_number(min_lr, "min_lr", owner, finite=False)
+        self.verbose = check_bool(verbose, "verbose", owner)
         self.wait = 0
         self.cooldown_counter = 0
 

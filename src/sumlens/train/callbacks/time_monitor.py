@@ -1,9 +1,11 @@
 """``TimeMonitor``: print how long each epoch took, per epoch and per step.
 
-MindSpore keeps one start time, so inside ``fit`` the evaluation's ``epoch_begin``
-overwrites the training epoch's start and "Train epoch time" only covers the evaluation.
-Here each mode (``cb_params.mode``: train / eval) has its own timer, so both lines are
-right; the print order stays MindSpore's (``Eval epoch time`` before ``Train epoch time``).
+It is the one built-in callback that ``fit``'s evaluation calls (it times it). MindSpore
+keeps one start time, so inside ``fit`` the evaluation's ``epoch_begin`` overwrites the
+training epoch's start and "Train epoch time" only covers the evaluation. Here training
+and evaluation epochs (``on_train_epoch_*`` / ``on_eval_epoch_*``) have a timer each, so
+both lines are right; the print order stays MindSpore's (``Eval epoch time`` before
+``Train epoch time``).
 The clock is injectable (``clock=``, default :func:`time.perf_counter`) for tests.
 Under torch.distributed only rank 0 prints.
 """
@@ -13,8 +15,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from sumlens._checks import check_bool, check_int
 from sumlens.train.callback import Callback, RunContext
-from sumlens.train.callbacks._common import check_bool, check_int, is_rank_zero
+from sumlens.train.callbacks._common import is_rank_zero
 
 __all__ = ["TimeMonitor"]
 
@@ -35,8 +38,8 @@ class TimeMonitor(Callback):
         *,
         clock: Callable[[], float] = time.perf_counter,
     ) -> None:
-        self.data_size = check_int(data_size, "data_size", minimum=1, allow_none=True)
-        self.data_time = check_bool(data_time, "data_time")
+        self.data_size = check_int(data_size, "data_size", "TimeMonitor", 1, allow_none=True)
+        self.data_time = check_bool(data_time, "data_time", "TimeMonitor")
         if not callable(clock):
             raise TypeError(f"clock must be a callable returning seconds, got {clock!r}")
         self.clock = clock
@@ -44,36 +47,38 @@ class TimeMonitor(Callback):
         self._data_sum = 0.0
         self._data_start: float | None = None
 
-    @staticmethod
-    def _mode(run_context: RunContext) -> str:
-        mode = run_context.original_args().get("mode")
-        return mode if isinstance(mode, str) and mode else "train"
+    runs_in_fit_eval = True
 
-    def epoch_begin(self, run_context: RunContext) -> None:
+    def on_train_epoch_begin(self, run_context: RunContext) -> None:
         now = self.clock()
-        mode = self._mode(run_context)
-        self._epoch_start[mode] = now
-        if mode == "train" and self.data_time:
+        self._epoch_start["train"] = now
+        if self.data_time:
             self._data_sum = 0.0
             self._data_start = now
+
+    def on_eval_epoch_begin(self, run_context: RunContext) -> None:
+        self._epoch_start["eval"] = self.clock()
 
     def on_train_step_begin(self, run_context: RunContext) -> None:
         if self.data_time and self._data_start is not None:
             self._data_sum += self.clock() - self._data_start
-        self.step_begin(run_context)
 
     def on_train_step_end(self, run_context: RunContext) -> None:
         if self.data_time:
             self._data_start = self.clock()
-        self.step_end(run_context)
 
-    def epoch_end(self, run_context: RunContext) -> None:
+    def on_train_epoch_end(self, run_context: RunContext) -> None:
+        self._epoch_end(run_context, "train")
+
+    def on_eval_epoch_end(self, run_context: RunContext) -> None:
+        self._epoch_end(run_context, "eval")
+
+    def _epoch_end(self, run_context: RunContext, mode: str) -> None:
         now = self.clock()
         params = run_context.original_args()
-        mode = self._mode(run_context)
         start = self._epoch_start.pop(mode, None)
         if start is None:
-            return  # epoch_end without epoch_begin: nothing measured
+            return  # an epoch end without its begin: nothing measured
         epoch_ms = (now - start) * 1000.0
         steps = params.get("batch_num")
         if isinstance(steps, bool) or not isinstance(steps, int) or steps <= 0:

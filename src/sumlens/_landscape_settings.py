@@ -1,9 +1,32 @@
-"""``train_metadata.json`` and the ``collect_landscape`` overrides, checked (spec section 2).
+"""The loss-landscape settings and ``train_metadata.json``: one contract, checked in one place.
 
-SummaryCollector writes the metadata file read-only (0400) next to the weight files.
-Overrides given to ``gen_landscapes_with_multi_process`` are applied to a copy in memory;
-the file is never rewritten (MindSpore rewrites it, which fails without root and makes
-one call's override silently persist into the next).
+``SummaryCollector(collect_specified_data={"collect_landscape": settings})`` saves the
+weights a loss landscape is computed from and writes the settings, with the saved files,
+to ``<summary_dir>/ckpt_dir/train_metadata.json``; ``SummaryLandscape`` reads that file,
+and its own ``collect_landscape`` argument overrides part of it. Both sides check with
+the functions here, so a value the landscape would refuse is refused where it is given,
+by ``SummaryCollector(...)``, with the message the landscape gives. This module needs
+neither torch nor the writer: training and the landscape both import it.
+
+The settings (MindSpore's keys):
+
+* ``landscape_size``: points per axis, an int in [3, 256] (default 40);
+* ``unit``: ``"step"`` or ``"epoch"``, what the numbers of ``intervals`` count
+  (default ``"step"``);
+* ``num_samples``: samples scored per point, an int >= 1 (default 2048);
+* ``create_landscape``: ``{"train": bool, "result": bool}``, which landscapes to make
+  (default both). The collector fills a missing key with True, as MindSpore's does; an
+  override given to the landscape must name both, as MindSpore's must;
+* ``intervals``: a non-empty list of int lists, each with at least 3 entries (a plane
+  needs 3 snapshots): the steps or epochs whose weights are saved, one train landscape
+  per list. The collector needs it; the landscape takes it from the file.
+
+``train_metadata.json`` holds exactly :data:`METADATA_KEYS`: ``epoch_group``
+(``{"0": first interval, "1": ...}``), ``model_params_file_map`` (``{"<n>": path of the
+weights of step or epoch n}``, only what was saved), ``step_per_epoch``, and the other
+four settings. The collector writes it once and makes it read-only; overrides are
+applied in memory, never written back (MindSpore rewrites the file, which fails without
+root and lets one call's override persist into the next).
 """
 
 from __future__ import annotations
@@ -11,9 +34,20 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
+SETTINGS_KEYS = ("landscape_size", "unit", "num_samples", "create_landscape", "intervals")
+DEFAULTS: dict[str, Any] = {
+    "landscape_size": 40,
+    "unit": "step",
+    "num_samples": 2048,
+    "create_landscape": {"train": True, "result": True},
+}
+"""Every setting but ``intervals``, which has no default."""
+UNITS = ("step", "epoch")
+MIN_SIZE, MAX_SIZE = 3, 256
+MIN_INTERVAL = 3
 METADATA_FILE = "train_metadata.json"
 METADATA_KEYS = (
     "epoch_group",
@@ -24,10 +58,6 @@ METADATA_KEYS = (
     "landscape_size",
     "create_landscape",
 )
-OVERRIDE_KEYS = ("landscape_size", "unit", "num_samples", "create_landscape", "intervals")
-UNITS = ("step", "epoch")
-MIN_SIZE, MAX_SIZE = 3, 256
-MIN_INTERVAL = 3
 
 
 def _is_int(value: object) -> bool:
@@ -61,9 +91,8 @@ def check_create_landscape(value: object, where: str = "create_landscape") -> di
     if not isinstance(value, Mapping):
         raise TypeError(f"{where} must be a dict, got {type(value).__name__} {value!r}")
     if set(value) != {"train", "result"}:
-        raise ValueError(
-            f"{where} must have exactly the keys 'train' and 'result', got {sorted(value)}"
-        )
+        keys = sorted(map(str, value))
+        raise ValueError(f"{where} must have exactly the keys 'train' and 'result', got {keys}")
     for key, flag in value.items():
         if not isinstance(flag, bool):
             raise TypeError(f"{where}[{key!r}] must be a bool, got {flag!r}")
@@ -71,7 +100,7 @@ def check_create_landscape(value: object, where: str = "create_landscape") -> di
 
 
 def check_intervals(value: object, where: str = "intervals") -> list[list[int]]:
-    """A list of int lists, each with at least ``MIN_INTERVAL`` entries."""
+    """A non-empty list of int lists, each with at least :data:`MIN_INTERVAL` entries."""
     if not isinstance(value, list | tuple) or not value:
         raise TypeError(f"{where} must be a non-empty list of lists of ints, got {value!r}")
     out = []
@@ -87,36 +116,77 @@ def check_intervals(value: object, where: str = "intervals") -> list[list[int]]:
     return out
 
 
-def check_overrides(collect_landscape: object) -> dict[str, Any]:
-    """The checked ``collect_landscape`` argument (empty when None)."""
-    if collect_landscape is None:
-        return {}
+_CHECKS: dict[str, Callable[[Any, str], Any]] = {
+    "landscape_size": check_landscape_size,
+    "unit": check_unit,
+    "num_samples": check_num_samples,
+    "create_landscape": check_create_landscape,
+    "intervals": check_intervals,
+}
+
+
+def _known_keys(collect_landscape: object) -> Mapping[str, Any]:
+    """``collect_landscape`` when it is a dict of :data:`SETTINGS_KEYS` only."""
     if not isinstance(collect_landscape, Mapping):
         raise TypeError(
             "collect_landscape must be a dict or None, got "
             f"{type(collect_landscape).__name__} {collect_landscape!r}"
         )
-    unknown = [key for key in collect_landscape if key not in OVERRIDE_KEYS]
+    unknown = [key for key in collect_landscape if key not in SETTINGS_KEYS]
     if unknown:
         raise ValueError(
-            f"collect_landscape keys {unknown} are not supported; allowed: {list(OVERRIDE_KEYS)}"
+            f"collect_landscape keys {unknown} are not supported; allowed: {list(SETTINGS_KEYS)}"
         )
-    checks = {
-        "landscape_size": check_landscape_size,
-        "unit": check_unit,
-        "num_samples": check_num_samples,
-        "create_landscape": check_create_landscape,
-        "intervals": check_intervals,
-    }
+    return collect_landscape
+
+
+def check_overrides(collect_landscape: object) -> dict[str, Any]:
+    """The checked settings given as ``collect_landscape`` (empty for None): only the
+    keys given, each checked (the landscape's overrides of ``train_metadata.json``)."""
+    if collect_landscape is None:
+        return {}
     return {
-        key: checks[key](value, f"collect_landscape[{key!r}]")
-        for key, value in collect_landscape.items()
+        key: _CHECKS[key](value, f"collect_landscape[{key!r}]")
+        for key, value in _known_keys(collect_landscape).items()
+    }
+
+
+def check_collect_landscape(collect_landscape: object) -> dict[str, Any] | None:
+    """The collector's settings, checked and completed with :data:`DEFAULTS`; None when
+    off (None, or an empty dict, on which MindSpore crashes)."""
+    if collect_landscape is None:
+        return None
+    settings = _known_keys(collect_landscape)
+    if not settings:
+        return None
+    if "intervals" not in settings:
+        raise TypeError(
+            "collect_landscape needs 'intervals', a list of lists of ints (the steps or "
+            f"epochs whose weights are saved), got {dict(settings)!r}"
+        )
+    create = settings.get("create_landscape")
+    if isinstance(create, Mapping):  # a missing key is True, as in MindSpore's collector
+        settings = {**settings, "create_landscape": {**DEFAULTS["create_landscape"], **create}}
+    return {**DEFAULTS, **check_overrides(settings)}
+
+
+def metadata(settings: Mapping[str, Any], files: Mapping[int, str], step_per_epoch: int) -> dict:
+    """The content of ``train_metadata.json`` for the collector's ``settings`` (from
+    :func:`check_collect_landscape`) and the weight ``files`` it saved (number -> path)."""
+    return {
+        "epoch_group": {str(i): list(v) for i, v in enumerate(settings["intervals"])},
+        "model_params_file_map": {str(n): path for n, path in files.items()},
+        "step_per_epoch": step_per_epoch,
+        "unit": settings["unit"],
+        "num_samples": settings["num_samples"],
+        "landscape_size": settings["landscape_size"],
+        "create_landscape": dict(settings["create_landscape"]),
     }
 
 
 @dataclasses.dataclass(frozen=True)
 class LandscapeSettings:
-    """The metadata with overrides applied, ready to use."""
+    """``train_metadata.json`` with the overrides applied, ready to use."""
 
     intervals: list[list[int]]
     files: dict[int, str]
@@ -128,7 +198,7 @@ class LandscapeSettings:
     create_result: bool
 
 
-def _from_file(check: Any, value: object, where: str) -> Any:
+def _from_file(check: Callable[[Any, str], Any], value: object, where: str) -> Any:
     """``check(value, where)`` with a bad type in the file reported as a ValueError."""
     try:
         return check(value, where)
@@ -137,7 +207,8 @@ def _from_file(check: Any, value: object, where: str) -> Any:
 
 
 def load_settings(ckpt_dir: str, overrides: Mapping[str, Any]) -> LandscapeSettings:
-    """Read ``ckpt_dir/train_metadata.json``, check it, apply ``overrides`` (in memory)."""
+    """Read ``ckpt_dir/train_metadata.json``, check it, apply ``overrides`` (from
+    :func:`check_overrides`) in memory."""
     path = os.path.join(ckpt_dir, METADATA_FILE)
     if not os.path.isfile(path):
         raise FileNotFoundError(
