@@ -26,6 +26,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from sumlens._version import __version__
 from sumlens.board.api import make_router
 from sumlens.board.loader import Loader
+from sumlens.board.mindinsight_api import make_mindinsight_router
 from sumlens.board.plugin_api import NotFound, make_plugin_router
 from sumlens.board.query import QueryError
 from sumlens.board.settings import BoardSettings
@@ -118,6 +119,7 @@ def create_app(settings: BoardSettings, loader: Loader | None = None) -> FastAPI
     app.state.loader = loader
     app.include_router(make_router(loader, settings.port), prefix=prefix)
     app.include_router(make_plugin_router(loader), prefix=prefix)
+    app.include_router(make_mindinsight_router(loader), prefix=prefix)
 
     @app.exception_handler(QueryError)
     async def bad_query(_: Request, err: QueryError) -> JSONResponse:

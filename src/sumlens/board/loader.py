@@ -317,6 +317,12 @@ class Loader:
                 return np.empty(0, dtype=POINT)
             return self.store.read(state.key, state.count)
 
+    def run_path(self, run_id: str) -> Path | None:
+        """The directory of a run being served (None for an unknown run)."""
+        with self._lock:
+            run = self._runs.get(run_id)
+            return None if run is None else Path(run.path)
+
     def files(self, run_id: str) -> list[FileState]:
         """The event files of a run as last read (copies), in reading order per rank."""
         with self._lock:

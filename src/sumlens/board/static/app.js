@@ -1,12 +1,24 @@
-// app.js: the entry point. It wires the URL state, the two views (Runs, Scalars), the
-// header and the auto-refresh poller together; each of those lives in its own module.
+// app.js: the entry point. It wires the URL state, the views (Runs, Scalars, a run's
+// training Dashboard, Images, Histograms, Tensors), the header and the auto-refresh poller
+// together; each of those lives in its own module.
 
+import { DashboardView } from './dashboard.js';
+import { HistogramsView } from './histograms.js';
+import { ImagesView } from './images.js';
 import { Poller } from './poller.js';
 import { RunList } from './runlist.js';
 import { ScalarsView } from './scalars.js';
 import { Store, VIEWS } from './state.js';
+import { TensorsView } from './tensors.js';
 
-const TITLES = { runs: 'Runs', scalars: 'Scalars' };
+const TITLES = {
+  runs: 'Runs',
+  scalars: 'Scalars',
+  run: 'Training dashboard',
+  images: 'Images',
+  histograms: 'Histograms',
+  tensors: 'Tensors',
+};
 
 const store = new Store();
 const sections = Object.fromEntries(
@@ -14,6 +26,12 @@ const sections = Object.fromEntries(
 );
 const runList = new RunList(sections.runs, store);
 const scalars = new ScalarsView(sections.scalars, store);
+const pluginViews = [
+  new DashboardView(sections.run, store),
+  new ImagesView(sections.images, store),
+  new HistogramsView(sections.histograms, store),
+  new TensorsView(sections.tensors, store),
+];
 const navLinks = [...document.querySelectorAll('nav a[data-view]')];
 const baseDir = document.getElementById('base-dir');
 const loading = document.getElementById('loading');
@@ -29,7 +47,8 @@ function showView(state) {
     if (link.dataset.view === state.view) link.setAttribute('aria-current', 'page');
     else link.removeAttribute('aria-current');
   }
-  document.title = `${TITLES[state.view]} · sumlens`;
+  const run = state.view === 'run' && state.runs.length ? ` ${state.runs[0]}` : '';
+  document.title = `${TITLES[state.view]}${run} · sumlens`;
 }
 
 const poller = new Poller({
@@ -40,6 +59,7 @@ const poller = new Poller({
     notice.hidden = !data.truncated;
     runList.setRuns(data);
     scalars.setRuns(data, forced);
+    for (const view of pluginViews) view.setRuns(data, forced);
     document.documentElement.dataset.runsVersion = String(data.version);
   },
   onError(err) {

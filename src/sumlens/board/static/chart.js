@@ -27,9 +27,9 @@ let plotlyLoading = null;
 
 /**
  * plotly.js (window.Plotly), loaded on first use with a classic script tag: the run list
- * never waits for its 4.8 MB.
+ * never waits for its 4.8 MB. Every page that plots loads it through here (one copy).
  */
-function loadPlotly() {
+export function loadPlotly() {
   plotlyLoading ??= new Promise((resolve, reject) => {
     const script = document.createElement('script');
     script.src = new URL('static/vendor/plotly.min.js', document.baseURI).href;

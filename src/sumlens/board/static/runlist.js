@@ -1,4 +1,5 @@
 // runlist.js: the home view, every run under the base directory in a searchable table.
+// A run's name opens it in Scalars; the link beside it, its training dashboard.
 //
 // The table is virtualised: rows have a fixed height, a spacer gives the scroll height of
 // all of them, and only the rows in sight (plus a few either side) exist as elements. They
@@ -298,6 +299,7 @@ export class RunList {
     const cells = {
       check: el('input', { type: 'checkbox' }),
       link: el('a', { class: 'run-link' }),
+      dashboard: el('a', { class: 'dash-link', text: 'Dashboard' }),
       scalars: el('span', { class: 'num' }),
       other: el('span', { class: 'other muted' }),
       points: el('span', { class: 'num' }),
@@ -311,8 +313,8 @@ export class RunList {
       'div',
       { class: 'run-grid run-row', role: 'row' },
       el('span', {}, cells.check),
-      el('span', { class: 'name' }, cells.link),
-      ...Object.values(cells).slice(2),
+      el('span', { class: 'name' }, cells.link, cells.dashboard),
+      ...Object.values(cells).slice(3),
     );
     row.cells = cells;
     this.spacer.append(row);
@@ -327,6 +329,9 @@ export class RunList {
     c.link.textContent = run.id;
     c.link.title = run.id;
     c.link.setAttribute('href', this.store.href({ view: 'scalars', runs: [run.id] }));
+    c.dashboard.setAttribute('href', this.store.href({ view: 'run', runs: [run.id] }));
+    c.dashboard.title = `Training dashboard of ${run.id}`;
+    c.dashboard.setAttribute('aria-label', `Training dashboard of ${run.id}`);
     c.scalars.textContent = formatCount(run.tags.scalar?.length ?? 0);
     c.other.textContent = otherData(run.tags);
     c.other.title = c.other.textContent;

@@ -2,13 +2,21 @@
 //
 // The hash is the single source of truth, so a reload or a shared link gives the same view:
 //   #/scalars?run=./a&run=./b&tags=loss&smoothing=0.9&axis=wall&log=1&zoom={"loss":{...}}
+//   #/images?run=./a&off=image:input&at=[["image","./a",0,"img",40]]&bright=120
+//   #/tensors?run=./a&slice=[["./a",null,"act","[1,:,:]"]]&bins=50
 // Only values that differ from the defaults are written. Changing the view pushes a history
 // entry (the back button works); every other change replaces the current one.
+// The `run` view is one run's training dashboard: it shows the first selected run.
 
-export const VIEWS = ['runs', 'scalars'];
+export const VIEWS = ['runs', 'scalars', 'run', 'images', 'histograms', 'tensors'];
 export const AXES = ['step', 'relative', 'wall'];
 export const SORTS = ['name', 'created', 'updated'];
 export const MAX_SMOOTHING = 0.999;
+export const HISTOGRAM_MODES = ['offset', 'overlay', 'distribution'];
+export const STEP_PLUGINS = ['image', 'tensor']; // the plugins whose cards pick a step
+export const TAG_PLUGINS = ['image', 'histogram', 'tensor']; // ... whose tags can be unticked
+export const BINS = [10, 20, 30, 50, 100];
+export const MAX_DIGITS = 8;
 
 const DEFAULTS = Object.freeze({
   view: 'runs',
@@ -23,7 +31,64 @@ const DEFAULTS = Object.freeze({
   log: false, // log-scale y
   // tag -> {x: [start, end] in the axis' units, y: [lo, hi] as plotly has it}; either may be absent
   zoom: {},
+  off: [], // unticked tags of the plugin views, as "plugin:tag"
+  at: {}, // cardKey(plugin, run, rank, tag) -> the step picked (none: follow the newest)
+  slices: {}, // cardKey('tensor', run, rank, tag) -> the slice typed, e.g. "[0,:,:]"
+  bright: 100, // image brightness, percent
+  contrast: 100, // image contrast, percent
+  hmode: 'offset', // histograms: offset (ridges), overlay or distribution
+  bins: 30, // buckets of a tensor slice's value histogram
+  digits: 4, // decimals shown in tensor tables
 });
+
+/** The key of one card's picks in `at` and `slices` (rank: null for files without one). */
+export function cardKey(plugin, run, rank, tag) {
+  return JSON.stringify([plugin, run, rank ?? null, tag]);
+}
+
+function isRank(value) {
+  return value === null || Number.isInteger(value);
+}
+
+/** `at` from its URL form, [[plugin, run, rank, tag, step], ...]; invalid entries dropped. */
+function parseSteps(text) {
+  const at = {};
+  for (const entry of parseList(text)) {
+    const [plugin, run, rank, tag, step] = entry;
+    if (entry.length !== 5 || !STEP_PLUGINS.includes(plugin)) continue;
+    if (typeof run !== 'string' || typeof tag !== 'string' || !isRank(rank)) continue;
+    if (Number.isSafeInteger(step)) at[cardKey(plugin, run, rank, tag)] = step;
+  }
+  return at;
+}
+
+/** `slices` from its URL form, [[run, rank, tag, slice], ...]; invalid entries dropped. */
+function parseSlices(text) {
+  const slices = {};
+  for (const entry of parseList(text)) {
+    const [run, rank, tag, slice] = entry;
+    if (entry.length !== 4 || typeof run !== 'string' || typeof tag !== 'string') continue;
+    if (isRank(rank) && typeof slice === 'string' && slice.length <= 200) {
+      slices[cardKey('tensor', run, rank, tag)] = slice;
+    }
+  }
+  return slices;
+}
+
+function parseList(text) {
+  if (!text) return [];
+  try {
+    const raw = JSON.parse(text);
+    return Array.isArray(raw) ? raw.filter(Array.isArray) : [];
+  } catch {
+    return [];
+  }
+}
+
+function parseNumber(text, fallback, lo, hi, integer = false) {
+  const value = integer ? Number.parseInt(text, 10) : Number.parseFloat(text);
+  return Number.isFinite(value) ? Math.min(Math.max(value, lo), hi) : fallback;
+}
 
 function finitePair(value) {
   return Array.isArray(value) && value.length === 2 && value.every(Number.isFinite)
@@ -70,6 +135,16 @@ export function parseHash(hash) {
     axis: AXES.includes(params.get('axis')) ? params.get('axis') : DEFAULTS.axis,
     log: params.get('log') === '1',
     zoom: parseZoom(params.get('zoom')),
+    off: [...new Set(params.getAll('off'))].filter((item) =>
+      TAG_PLUGINS.some((plugin) => item.startsWith(`${plugin}:`)),
+    ),
+    at: parseSteps(params.get('at')),
+    slices: parseSlices(params.get('slice')),
+    bright: parseNumber(params.get('bright'), DEFAULTS.bright, 0, 400, true),
+    contrast: parseNumber(params.get('contrast'), DEFAULTS.contrast, 0, 400, true),
+    hmode: HISTOGRAM_MODES.includes(params.get('hmode')) ? params.get('hmode') : DEFAULTS.hmode,
+    bins: BINS.includes(Number(params.get('bins'))) ? Number(params.get('bins')) : DEFAULTS.bins,
+    digits: parseNumber(params.get('digits'), DEFAULTS.digits, 0, MAX_DIGITS, true),
   };
 }
 
@@ -86,6 +161,19 @@ export function formatHash(state) {
   if (state.axis !== DEFAULTS.axis) params.set('axis', state.axis);
   if (state.log) params.set('log', '1');
   if (Object.keys(state.zoom).length) params.set('zoom', JSON.stringify(state.zoom));
+  for (const item of state.off) params.append('off', item);
+  const at = Object.entries(state.at).map(([key, step]) => [...JSON.parse(key), step]);
+  if (at.length) params.set('at', JSON.stringify(at));
+  const slices = Object.entries(state.slices).map(([key, slice]) => [
+    ...JSON.parse(key).slice(1),
+    slice,
+  ]);
+  if (slices.length) params.set('slice', JSON.stringify(slices));
+  if (state.bright !== DEFAULTS.bright) params.set('bright', String(state.bright));
+  if (state.contrast !== DEFAULTS.contrast) params.set('contrast', String(state.contrast));
+  if (state.hmode !== DEFAULTS.hmode) params.set('hmode', state.hmode);
+  if (state.bins !== DEFAULTS.bins) params.set('bins', String(state.bins));
+  if (state.digits !== DEFAULTS.digits) params.set('digits', String(state.digits));
   const query = params.toString();
   return `#/${state.view}${query ? `?${query}` : ''}`;
 }

@@ -1,0 +1,479 @@
+"""Train jobs as MindInsight 2.3.1 loads them, for the routes of :mod:`.mindinsight_api`.
+
+MindInsight reads a train job differently from our loader (:mod:`sumlens.board.loader`),
+and its routes show that reading, so :class:`JobIndex` reads the job's summary files again
+the way MindInsight does, keeping small values and where the large ones lie:
+
+* **All files of a directory are one job, read one after the other** in MindInsight's
+  order (:func:`mindinsight_order`: by the seconds in the name, then by name *descending*),
+  whatever rank wrote them. Reading never goes back to a file before the current one; a
+  file ending in an incomplete record holds up the later ones until it is complete (or
+  ten minutes old) and marks the job not *integral*.
+* **Tags** are ``<tag>/<plugin>``; a graph's tag is its file name (``... (optimized)`` for
+  the optimized graph), and a new graph replaces the graphs of earlier files. A job keeps
+  at most 300 tags, 6 tensor tags and 10 per graph kind (the oldest goes first).
+* **Sampling**: each tag keeps at most 1,000 scalars, 10 images, 50 histograms, 20 tensors,
+  1 graph and 500 other values, chosen by MindInsight's reservoir (:class:`Reservoir`:
+  seeded, so the same files give the same choice).
+* **Steps going back** (a resumed training, two ranks in one directory) drop the kept
+  values of that step, and those of later steps that came from an earlier file
+  (``summary.<n>`` compared as text); later steps from the same file stay.
+
+Memory per job stays bounded by those caps. :class:`JobPool` keeps the indexes of at most
+15 jobs (MindInsight's cache), the most recently used.
+"""
+
+from __future__ import annotations
+
+import bisect
+import logging
+import random
+import re
+import threading
+import time
+from collections import OrderedDict, defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from sumlens._proto import summary_pb2
+from sumlens.board.graph_nodes import NodeGraph
+from sumlens.board.loader import FileState, Loader
+from sumlens.board.mindinsight_values import (
+    TensorSummary,
+    stored_histogram,
+    summarize_tensor,
+    tensor_values,
+)
+from sumlens.io import NotAnEventFileError, ReadStats, RecordFile, masked_crc32c
+
+PLUGINS = ("image", "scalar", "graph", "optimized_graph", "histogram", "tensor", "loss_landscape")
+"""MindInsight's plugin names, in its order."""
+SAMPLES_PER_TAG = {
+    "scalar": 1000,
+    "image": 10,
+    "graph": 1,
+    "optimized_graph": 1,
+    "histogram": 50,
+    "tensor": 20,
+}
+DEFAULT_SAMPLES = 500
+TAGS_PER_PLUGIN = {"graph": 10, "optimized_graph": 10, "tensor": 6}
+MAX_TAGS = 300
+MAX_DELETED_TAGS = MAX_TAGS * 100
+KEPT_TAGS = frozenset({"ms_output_optimize.pb", "ms_output_optimize.pb (optimized)"})
+"""Graph tags never dropped to make room."""
+POOL_SIZE = 15
+"""Train jobs whose index is kept (MindInsight's loader pool)."""
+STALE_SECONDS = 600.0
+"""A file that ends in an incomplete record is given up on once this old."""
+_SUMMARY_NUMBER = re.compile(r"summary\.(\d+)")
+_log = logging.getLogger("sumlens.board")
+
+
+def summary_number(name: str) -> str:
+    """The digits after ``summary.`` in a file name (compared as text, as MindInsight)."""
+    match = _SUMMARY_NUMBER.search(name)
+    return match.group(1) if match else ""
+
+
+def mindinsight_order(names: list[str]) -> list[str]:
+    """File names in MindInsight's reading order: by number, then by name descending."""
+    by_name = sorted(names, reverse=True)
+    return sorted(by_name, key=lambda name: int(summary_number(name) or -1))
+
+
+def file_time(mtime_ns: int) -> datetime:
+    """A file's modification time as Python's ``os.stat`` gives it, in local time."""
+    seconds, nanoseconds = divmod(mtime_ns, 1_000_000_000)
+    return datetime.fromtimestamp(seconds + nanoseconds * 1e-9).astimezone()
+
+
+# ---------------------------------------------------------------------- kept values
+
+
+@dataclass(frozen=True, slots=True)
+class Where:
+    """Where a value's record lies: its file and the payload's offset and length."""
+
+    file: str
+    offset: int
+    length: int
+
+
+@dataclass(frozen=True, slots=True)
+class ImageValue:
+    """An image's size; its bytes stay in the file."""
+
+    width: int
+    height: int
+    where: Where
+
+
+@dataclass(frozen=True, slots=True)
+class TensorValue:
+    """A tensor's summary; its values stay in the file."""
+
+    summary: TensorSummary
+    where: Where
+
+
+@dataclass(frozen=True, slots=True)
+class LandscapeValue:
+    """A loss landscape's interval (empty for the final landscape); the rest stays in the file."""
+
+    intervals: tuple[int, ...]
+    where: Where
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """One kept value of a tag: float, :class:`ImageValue`, :class:`~.mindinsight_values.Buckets`,
+    :class:`TensorValue`, :class:`LandscapeValue` or :class:`~.graph_nodes.NodeGraph`."""
+
+    step: int
+    wall_time: float
+    file: str
+    value: Any
+
+
+class Reservoir:
+    """At most ``size`` samples of a tag, sorted by step, chosen as MindInsight chooses.
+
+    Once full, the ``n``-th value (counting from 0) replaces the sample at a position
+    drawn from ``randint(0, n)`` of a generator seeded with 0, or the newest sample when
+    the draw is ``size`` or more; the newest value is always kept. Removing samples scales
+    the count of values seen by the fraction kept.
+    """
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.samples: list[Sample] = []
+        self._seen = 0
+        self._random = random.Random(0)
+
+    def add(self, sample: Sample) -> None:
+        """Keep ``sample`` (in step order), making room if the reservoir is full."""
+        if len(self.samples) >= self.size:
+            drawn = self._random.randint(0, self._seen)
+            if drawn < self.size:
+                self.samples.pop(drawn)
+            else:
+                self.samples.pop()
+        if not self.samples or sample.step > self.samples[-1].step:
+            self.samples.append(sample)
+        else:
+            self.samples.insert(bisect.bisect_left(self.samples, sample.step, key=_step), sample)
+        self._seen += 1
+
+    def keep_only(self, keep: Callable[[Sample], bool]) -> None:
+        """Drop the samples ``keep`` refuses."""
+        before = len(self.samples)
+        if not before:
+            return
+        self.samples = [sample for sample in self.samples if keep(sample)]
+        if len(self.samples) < before:
+            kept = len(self.samples) / before
+            self._seen = round(self._seen * kept)
+
+
+def _step(sample: Sample) -> int:
+    return sample.step
+
+
+class JobEvents:
+    """The tags of a job and their reservoirs (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.tags: list[str] = []
+        self.by_plugin: dict[str, list[str]] = defaultdict(list)
+        self.reservoirs: dict[str, Reservoir] = {}
+        self.plugin_of: dict[str, str] = {}
+        self._deleted: set[str] = set()
+
+    def add(self, plugin: str, tag: str, sample: Sample) -> None:
+        """Take one value of ``tag``."""
+        if tag not in self.tags:
+            victim = self._room_needed(plugin)
+            if victim is not None:
+                if tag in self._deleted:
+                    return
+                self.delete(victim)
+            self.tags.append(tag)
+        if tag not in self.by_plugin[plugin]:
+            self.by_plugin[plugin].append(tag)
+        self.plugin_of[tag] = plugin
+        reservoir = self.reservoirs.get(tag)
+        if reservoir is None:
+            reservoir = Reservoir(SAMPLES_PER_TAG.get(plugin, DEFAULT_SAMPLES))
+            self.reservoirs[tag] = reservoir
+        if reservoir.samples and sample.step <= reservoir.samples[-1].step:
+            number = summary_number(sample.file)
+            reservoir.keep_only(
+                lambda kept: (
+                    kept.step < sample.step
+                    or (kept.step > sample.step and summary_number(kept.file) >= number)
+                )
+            )
+        reservoir.add(sample)
+
+    def delete(self, tag: str) -> None:
+        """Forget a tag and its samples."""
+        if len(self._deleted) < MAX_DELETED_TAGS:
+            self._deleted.add(tag)
+        self.tags.remove(tag)
+        plugin = self.plugin_of.pop(tag, None)
+        if plugin is not None and tag in self.by_plugin[plugin]:
+            self.by_plugin[plugin].remove(tag)
+        self.reservoirs.pop(tag, None)
+
+    def _room_needed(self, plugin: str) -> str | None:
+        """The tag to drop before a new tag of ``plugin`` comes in, if any."""
+        limit = TAGS_PER_PLUGIN.get(plugin)
+        if limit is not None and len(self.by_plugin[plugin]) >= limit:
+            return _first_droppable(self.by_plugin[plugin])
+        if len(self.tags) >= MAX_TAGS:
+            return _first_droppable(self.tags)
+        return None
+
+    def plugin_tags(self, plugin: str) -> list[str]:
+        """The tags of a plugin, sorted."""
+        return sorted(self.by_plugin.get(plugin, []))
+
+    def samples(self, tag: str) -> list[Sample] | None:
+        """The kept samples of a tag (None for an unknown tag)."""
+        reservoir = self.reservoirs.get(tag)
+        return None if reservoir is None else list(reservoir.samples)
+
+
+def _first_droppable(tags: list[str]) -> str | None:
+    return next((tag for tag in tags if tag not in KEPT_TAGS), None)
+
+
+# ---------------------------------------------------------------------- reading a job
+
+
+def payload_at(path: Path, where: Where) -> bytes | None:
+    """The payload of a kept value's record, or None when the file no longer holds it."""
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(where.offset)
+            payload = handle.read(where.length)
+            crc = handle.read(4)
+    except OSError:
+        return None
+    if len(payload) != where.length or masked_crc32c(payload) != int.from_bytes(crc, "little"):
+        return None
+    return payload
+
+
+def summary_files(files: list[FileState]) -> list[FileState]:
+    """The files MindInsight reads values from: ``summary.<n>`` names, not lineage."""
+    return [state for state in files if state.kind == "summary"]
+
+
+@dataclass
+class JobIndex:
+    """MindInsight's reading of one train job's summary files (see the module docstring)."""
+
+    train_id: str
+    directory: Path
+    events: JobEvents = field(default_factory=JobEvents)
+    integral: bool = True
+    lock: threading.RLock = field(default_factory=threading.RLock)
+    _files: set[str] = field(default_factory=set)
+    _current: str = ""
+    _offset: int = 0
+    _signature: tuple[tuple[str, int, int], ...] = ()
+
+    def refresh(self, files: list[FileState]) -> None:
+        """Read what was added to the job's summary files since the last call."""
+        signature = tuple((f.name, f.size, f.mtime_ns) for f in summary_files(files))
+        with self.lock:
+            if signature == self._signature and self.integral:
+                return
+            self._signature = signature
+            names = [name for name, _, _ in signature]
+            mtimes = {name: mtime for name, _, mtime in signature}
+            if self._files - set(names):  # a file read before is gone: read all again
+                self.events, self._current, self._offset = JobEvents(), "", 0
+            self._files = set(names)
+            order = mindinsight_order(names)
+            start = order.index(self._current) if self._current in order else 0
+            for name in order[start:]:
+                if name != self._current:
+                    self._current, self._offset = name, 0
+                if not self._read(name, mtimes[name]):
+                    return
+
+    def tags(self, plugin: str) -> list[str]:
+        """The tags of a plugin, sorted."""
+        with self.lock:
+            return self.events.plugin_tags(plugin)
+
+    def samples(self, tag: str) -> tuple[str | None, list[Sample] | None]:
+        """The plugin and the kept samples of a tag (None, None for an unknown tag)."""
+        with self.lock:
+            return self.events.plugin_of.get(tag), self.events.samples(tag)
+
+    def _read(self, name: str, mtime_ns: int) -> bool:
+        """Read ``name`` from the current offset; False when a torn tail holds it up."""
+        records = RecordFile(self.directory / name, self._offset)
+        stats = ReadStats()
+        try:
+            for offset, payload in records.read_located(stats):
+                self._take(name, offset, payload)
+        except (OSError, NotAnEventFileError):
+            return True
+        finally:
+            self._offset = records.offset
+        self.integral = stats.torn_tail_bytes == 0
+        if self.integral:
+            return True
+        return time.time() - mtime_ns / 1e9 > STALE_SECONDS
+
+    def _take(self, file: str, offset: int, payload: bytes) -> None:
+        """Add the values of one record (a record MindInsight cannot read adds nothing)."""
+        try:
+            event = summary_pb2.Event.FromString(payload)
+            found = list(_values(event, file, Where(file, offset, len(payload))))
+        except Exception as err:  # protobuf's DecodeError, values that do not fill a shape ...
+            _log.debug("%s: the record at %d shows nothing: %r", file, offset, err)
+            return
+        for plugin, tag, value in found:
+            if plugin == "graph":
+                for old in self.events.plugin_tags("graph"):
+                    if _SUMMARY_NUMBER.search(old) and not old.endswith("_lineage"):
+                        self.events.delete(old)
+            self.events.add(plugin, tag, Sample(event.step, event.wall_time, file, value))
+
+
+_VALUE_KINDS = {
+    "scalar_value": "scalar",
+    "image": "image",
+    "histogram": "histogram",
+    "tensor": "tensor",
+    "loss_landscape": "loss_landscape",
+}
+
+
+def _values(event: summary_pb2.Event, file: str, where: Where) -> Any:
+    """(plugin, tag, kept value) of each value of an event, in MindInsight's order."""
+    kind = event.WhichOneof("what")
+    if kind == "graph_def":
+        for plugin, tag, optimized in (("graph", file, False), ("optimized_graph", "", True)):
+            graph = NodeGraph.build(event.graph_def, optimized)
+            if not graph.empty:
+                yield plugin, tag or f"{file} (optimized)", graph
+        return
+    if kind != "summary":
+        return
+    for value in event.summary.value:
+        field_name = value.WhichOneof("value")
+        plugin = _VALUE_KINDS.get(field_name or "")
+        if plugin is None:
+            continue
+        kept = _kept_value(value, plugin, where)
+        if kept is not None:
+            yield plugin, f"{value.tag}/{plugin}", kept
+
+
+def _kept_value(value: Any, plugin: str, where: Where) -> Any:
+    if plugin == "scalar":
+        return value.scalar_value
+    if plugin == "image":
+        return ImageValue(value.image.width, value.image.height, where)
+    if plugin == "histogram":
+        found = value.histogram
+        return stored_histogram(found.buckets, found.max, found.min)
+    if plugin == "tensor":
+        tensor = value.tensor
+        values = tensor_values(tensor.dims, tensor.float_data)
+        return TensorValue(summarize_tensor(tensor.dims, tensor.data_type, values), where)
+    return LandscapeValue(tuple(value.loss_landscape.loss_path.intervals), where)
+
+
+# ---------------------------------------------------------------------- the jobs
+
+
+@dataclass(frozen=True, slots=True)
+class JobInfo:
+    """A train job as MindInsight's listing knows it (from the names and times of its files)."""
+
+    train_id: str
+    summary_files: int
+    lineage_files: int
+    create_time: datetime
+    update_time: datetime
+    lineage: tuple[tuple[str, int, int], ...]
+    """Its lineage files (name, size, modification time in ns), in MindInsight's order."""
+
+
+def job_info(train_id: str, files: list[FileState]) -> JobInfo | None:
+    """The listing entry of a run, or None when MindInsight would not list it (no summary
+    or lineage file: TensorBoard files only)."""
+    listed = []
+    times: list[tuple[datetime, datetime]] = []  # (from the name, modified), oldest first
+    for state in sorted(files, key=lambda f: (f.mtime_ns, f.name)):
+        if state.kind not in ("summary", "lineage") or state.name.endswith("_explain"):
+            continue
+        try:
+            created = datetime.fromtimestamp(int(summary_number(state.name))).astimezone()
+        except (OverflowError, OSError, ValueError):  # a number no date has: not listed
+            continue
+        listed.append(state)
+        if not times or times[-1][0] < created:
+            times.append((created, file_time(state.mtime_ns)))
+    if not listed:
+        return None
+    create, update = times[-1]
+    lineage = {f.name: (f.name, f.size, f.mtime_ns) for f in listed if f.kind == "lineage"}
+    return JobInfo(
+        train_id,
+        sum(f.kind == "summary" for f in listed),
+        len(lineage),
+        create,
+        update,
+        tuple(lineage[name] for name in mindinsight_order(list(lineage))),
+    )
+
+
+def listing_order(jobs: list[JobInfo]) -> list[JobInfo]:
+    """Newest update first; at equal times, by the second then the train id, as MindInsight."""
+    by_second = sorted(jobs, key=lambda job: (-int(job.update_time.timestamp()), job.train_id))
+    return sorted(by_second, key=lambda job: job.update_time, reverse=True)
+
+
+class JobPool:
+    """The indexes of the most recently used train jobs (at most :data:`POOL_SIZE`)."""
+
+    def __init__(self, loader: Loader, size: int = POOL_SIZE) -> None:
+        self.loader = loader
+        self.size = size
+        self._jobs: OrderedDict[str, JobIndex] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def cached(self, train_id: str) -> bool:
+        """Whether the job's index is kept now."""
+        with self._lock:
+            return train_id in self._jobs
+
+    def index(self, train_id: str) -> JobIndex | None:
+        """The job's index, read up to now (made, and the least used one dropped, if
+        needed); None for a job MindInsight cannot load (no summary file)."""
+        directory = self.loader.run_path(train_id)
+        files = self.loader.files(train_id)
+        if directory is None or not summary_files(files):
+            return None
+        with self._lock:
+            job = self._jobs.get(train_id)
+            if job is None:
+                job = JobIndex(train_id, directory)
+                self._jobs[train_id] = job
+                while len(self._jobs) > self.size:
+                    self._jobs.popitem(last=False)
+            self._jobs.move_to_end(train_id)
+        job.refresh(files)
+        return job

@@ -1,0 +1,380 @@
+"""Lineage as MindInsight's ``POST /v1/mindinsight/lineagemgr/lineages`` returns it.
+
+A train job's lineage comes from its ``_lineage`` files, read in MindInsight's order (by the
+seconds in the name, then the name, descending). From each file the *last* train lineage,
+evaluation lineage and dataset graph count, and every custom lineage record:
+
+* the first file that holds a train or evaluation lineage or a dataset graph starts the
+  job's lineage (earlier files, and later ones holding none of the three, are skipped
+  whole, custom lineage too, as MindInsight skips them);
+* a train lineage or dataset graph in a later file starts it afresh (custom lineage and
+  metrics too); an evaluation lineage only adds its metric and dataset.
+
+:func:`query` then filters, sorts and pages the jobs as MindInsight's lineage querier does
+(newest job first by default) and lists the types of the metric and custom columns.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import operator
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from sumlens._proto import lineage_pb2
+from sumlens.board.mindinsight_proto import message_dict
+from sumlens.io import NotAnEventFileError, RecordFile
+
+FIELDS: dict[str, tuple[str, str | None]] = {
+    "summary_dir": ("summary_dir", None),
+    "loss_function": ("hyper_parameters", "loss_function"),
+    "train_dataset_path": ("train_dataset", "train_dataset_path"),
+    "train_dataset_count": ("train_dataset", "train_dataset_size"),
+    "test_dataset_path": ("valid_dataset", "valid_dataset_path"),
+    "test_dataset_count": ("valid_dataset", "valid_dataset_size"),
+    "network": ("algorithm", "network"),
+    "optimizer": ("hyper_parameters", "optimizer"),
+    "learning_rate": ("hyper_parameters", "learning_rate"),
+    "epoch": ("hyper_parameters", "epoch"),
+    "batch_size": ("hyper_parameters", "batch_size"),
+    "device_num": ("hyper_parameters", "device_num"),
+    "loss": ("algorithm", "loss"),
+    "model_size": ("model", "size"),
+    "dataset_mark": ("dataset_mark", None),
+}
+"""Column -> (section of the lineage, key in it): the columns MindInsight filters and shows."""
+SECTIONS = (
+    "model",
+    "algorithm",
+    "hyper_parameters",
+    "train_dataset",
+    "metric",
+    "valid_dataset",
+    "dataset_graph",
+    "user_defined",
+)
+OPERATORS: dict[str, Callable[[Any, Any], bool]] = {
+    "eq": operator.eq,
+    "lt": operator.lt,
+    "gt": operator.gt,
+    "le": operator.le,
+    "ge": operator.ge,
+    "in": lambda actual, wanted: actual in wanted,
+    "not_in": lambda actual, wanted: actual not in wanted,
+}
+PAGING = ("limit", "offset", "sorted_name", "sorted_type", "lineage_type")
+MAX_LIMIT, MAX_OFFSET = 100, 100_000
+
+
+class ConditionError(ValueError):
+    """A search condition MindInsight would refuse; the message says why."""
+
+
+@dataclass
+class JobLineage:
+    """The lineage of one train job, newest state (see the module docstring).
+
+    ``update_time`` orders the jobs (newest first), as the train-job listing does.
+    """
+
+    train_id: str
+    update_time: datetime
+    info: dict[str, Any] = field(default_factory=dict)
+    dataset_mark: str | None = None
+
+    def value(self, key: str) -> Any:
+        """A column's value: one of :data:`FIELDS`, ``metric/<name>`` or ``user_defined/<name>``."""
+        if key.startswith(("metric/", "user_defined/")):
+            section, name = key.split("/", 1)
+            return self.info[section].get(name)
+        if key == "dataset_mark":
+            return self.dataset_mark
+        if key == "summary_dir":
+            return self.train_id
+        if key not in FIELDS:
+            return None
+        section, name = FIELDS[key]
+        return (self.info.get(section) or {}).get(name)
+
+    def model_lineage(self) -> dict[str, Any]:
+        """The ``model_lineage`` object of a row."""
+        row = {key: self.value(key) for key in FIELDS if key != "summary_dir"}
+        row["metric"] = self.info["metric"]
+        row["user_defined"] = self.info["user_defined"]
+        return row
+
+
+def read_lineage(train_id: str, files: list[Path], update_time: datetime) -> JobLineage | None:
+    """The lineage of a train job from its lineage files (in MindInsight's order), or None."""
+    lineage: JobLineage | None = None
+    for path in files:
+        train, evaluation, dataset, custom = _scan(path)
+        if train is None and evaluation is None and dataset is None:
+            continue
+        if lineage is None:
+            lineage = JobLineage(train_id, update_time)
+            _reset(lineage)
+        if train is not None or dataset is not None:
+            _reset(lineage)
+        for values in custom:
+            lineage.info["user_defined"].update(values)
+        if train is not None:
+            lineage.info.update(message_dict(train))
+            size = lineage.info.get("model", {}).get("size")
+            if size:
+                lineage.info["model"]["size"] = int(size)
+        if evaluation is not None:
+            lineage.info.update(message_dict(evaluation))
+            metric = lineage.info.get("metric")
+            lineage.info["metric"] = _metric(metric)
+        if dataset is not None:
+            lineage.info["dataset_graph"] = dataset_graph_json(dataset)
+    return lineage
+
+
+def _reset(lineage: JobLineage) -> None:
+    lineage.info = {section: {} for section in SECTIONS}
+
+
+def _metric(text: Any) -> dict[str, Any]:
+    if isinstance(text, dict):
+        return text
+    try:
+        found = json.loads(text) if text else {}
+    except ValueError:
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def _scan(path: Path) -> tuple[Any, Any, Any, list[dict[str, Any]]]:
+    """The last train lineage, evaluation lineage and dataset graph of a file, and all of
+    its custom lineage (as dicts)."""
+    last: dict[str, Any] = {}
+    custom: list[dict[str, Any]] = []
+    try:
+        payloads = list(RecordFile(path).read_payloads())
+    except (OSError, NotAnEventFileError):
+        return None, None, None, []
+    for payload in payloads:
+        try:
+            event = lineage_pb2.LineageEvent.FromString(payload)
+        except Exception:  # protobuf's DecodeError: a record that is not a lineage event
+            continue
+        kind = event.WhichOneof("what")
+        if kind == "user_defined_info":
+            custom.append(_custom(message_dict(event.user_defined_info)))
+        elif kind in ("train_lineage", "evaluation_lineage", "dataset_graph"):
+            last[kind] = getattr(event, kind)
+    return (
+        last.get("train_lineage"),
+        last.get("evaluation_lineage"),
+        last.get("dataset_graph"),
+        custom,
+    )
+
+
+def _custom(info: dict[str, Any]) -> dict[str, Any]:
+    """``{name: value}`` of a UserDefinedInfo (as a dict): the first item of the first map
+    of each entry; a nested UserDefinedInfo (``map_dict``) becomes a dict too."""
+    values: dict[str, Any] = {}
+    for entry in info.get("user_info", []):
+        if entry:
+            key, value = next(iter(next(iter(entry.values())).items()))
+            values[key] = _custom(value) if isinstance(value, dict) else value
+    return values
+
+
+def dataset_graph_json(graph: lineage_pb2.DatasetGraph) -> dict[str, Any]:
+    """A dataset graph as MindInsight shows it: each node's parameters, operations and
+    sampler merged into one object, with its ``children``."""
+    node = _dataset_node(graph)
+    node["children"] = [dataset_graph_json(child) for child in graph.children]
+    return node
+
+
+def _dataset_node(graph: lineage_pb2.DatasetGraph) -> dict[str, Any]:
+    node = _parameters(graph.parameter)
+    if graph.operations:
+        node["operations"] = [_operation(item) for item in graph.operations]
+    sampler = _operation(graph.sampler)
+    if sampler:
+        node["sampler"] = sampler
+    return node
+
+
+def _operation(operation: lineage_pb2.Operation) -> dict[str, Any]:
+    found = _parameters(operation.operationParam)
+    # MindInsight collects sizes and weights into one list, shown under both keys
+    gathered: list[Any] = []
+    for key in ("size", "weights"):
+        gathered.extend(getattr(operation, key))
+        if gathered:
+            found[key] = gathered
+    return found
+
+
+def _parameters(parameter: lineage_pb2.OperationParameter) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for key in ("mapStr", "mapBool", "mapInt", "mapDouble"):
+        found.update(
+            {
+                name: None if value == "None" else value
+                for name, value in getattr(parameter, key).items()
+            }
+        )
+    for name, values in parameter.mapStrList.items():
+        found[name] = [item or None for item in values.strValue]
+    return found
+
+
+# ---------------------------------------------------------------------- querying
+
+
+def check_condition(condition: Any) -> None:
+    """Raise :class:`ConditionError` for a condition MindInsight's lineage API refuses."""
+    if not isinstance(condition, dict):
+        raise ConditionError("the search condition must be a JSON object")
+    for key in ("limit", "offset"):
+        if key in condition:
+            value = condition[key]
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ConditionError(f"{key} must be an int")
+    if "limit" in condition and not 0 < condition["limit"] <= MAX_LIMIT:
+        raise ConditionError(f"limit must be in (0, {MAX_LIMIT}]")
+    if "offset" in condition and not 0 <= condition["offset"] <= MAX_OFFSET:
+        raise ConditionError(f"offset must be in [0, {MAX_OFFSET}]")
+    if "sorted_name" in condition:
+        name = condition["sorted_name"]
+        if not isinstance(name, str) or not (_column(name) or name == "tag"):
+            raise ConditionError(
+                f"sorted_name must be one of {sorted(FIELDS)}, or metric/<name>, "
+                "user_defined/<name> or tag"
+            )
+    if "lineage_type" in condition and not isinstance(condition["lineage_type"], dict):
+        raise ConditionError('lineage_type must be an object, e.g. {"in": ["model"]}')
+    if "sorted_type" in condition:
+        if "sorted_name" not in condition:
+            raise ConditionError("sorted_type needs sorted_name")
+        if condition["sorted_type"] not in ("ascending", "descending", None):
+            raise ConditionError("sorted_type must be ascending or descending")
+    for key, wanted in condition.items():
+        if key in PAGING:
+            continue
+        if not _column(key):
+            raise ConditionError(f"the field {key!r} cannot be searched")
+        if not isinstance(wanted, dict) or not set(wanted) <= set(OPERATORS):
+            raise ConditionError(
+                f"{key} must be an object of operations ({', '.join(OPERATORS)}), got {wanted!r}"
+            )
+
+
+def _column(name: str) -> bool:
+    return name in FIELDS or any(
+        name.startswith(prefix) and len(name) > len(prefix)
+        for prefix in ("metric/", "user_defined/")
+    )
+
+
+def query(lineages: list[JobLineage], condition: dict[str, Any]) -> dict[str, Any]:
+    """Filter, sort and page ``lineages`` (in the listing's order) as MindInsight does."""
+    _mark_datasets(lineages)
+    ordered = sorted(lineages, key=lambda item: item.update_time, reverse=True)
+    chosen = [item for item in ordered if _matches(item, condition)]
+    if "sorted_name" in condition:
+        name = condition["sorted_name"]
+        reverse = condition.get("sorted_type") == "descending"
+        if name != "tag":  # the tag users add (PUT) is not stored: all None, order kept
+            key = functools.cmp_to_key(lambda a, b: _compare(a.value(name), b.value(name)))
+            chosen = sorted(chosen, key=key, reverse=reverse)
+    page = chosen
+    if "limit" in condition or "offset" in condition:
+        limit, offset = condition.get("limit", 10), condition.get("offset", 0)
+        page = chosen[offset * limit : (offset + 1) * limit]
+    kinds = _lineage_types(condition.get("lineage_type"))
+    rows = []
+    for item in page:
+        row: dict[str, Any] = {}
+        if "model" in kinds:
+            row.update(summary_dir=item.train_id, model_lineage=item.model_lineage())
+        if "dataset" in kinds:
+            row.update(summary_dir=item.train_id, dataset_graph=item.info["dataset_graph"])
+        row["added_info"] = {}
+        rows.append(row)
+    return {"customized": _customized(page), "object": rows, "count": len(chosen)}
+
+
+def _matches(item: JobLineage, condition: dict[str, Any]) -> bool:
+    for key, wanted in condition.items():
+        if key in PAGING:
+            continue
+        actual = item.value(key)
+        for name, expected in wanted.items():
+            if actual is None and name in ("lt", "gt", "le", "ge"):
+                return False
+            try:
+                if not OPERATORS[name](actual, expected):
+                    return False
+            except TypeError:
+                return False
+    return True
+
+
+def _compare(first: Any, second: Any) -> int:
+    if first is None or second is None:
+        return (first is not None) - (second is not None)
+    try:
+        return (first > second) - (first < second)
+    except TypeError:  # values of different types: by the types' names
+        a, b = type(first).__name__, type(second).__name__
+        return (a > b) - (a < b)
+
+
+def _lineage_types(wanted: Any) -> list[str]:
+    if not wanted:
+        return ["dataset", "model"]
+    if wanted.get("in") is not None:
+        return list(wanted["in"])
+    return [wanted.get("eq")]
+
+
+def _mark_datasets(lineages: list[JobLineage]) -> None:
+    """Number the distinct dataset graphs from "2" ("1" stands for none), as MindInsight
+    does: the next number follows the largest so far compared as text (after "9" comes "10"
+    again, and later graphs share it)."""
+    marks: dict[str, Any] = {"1": None}
+    for item in lineages:
+        graph = item.info["dataset_graph"]
+        mark = next((number for number, seen in marks.items() if seen == graph), None)
+        if mark is None:
+            mark = str(int(max(marks)) + 1)
+            marks[mark] = graph
+        item.dataset_mark = mark
+
+
+def _customized(page: list[JobLineage]) -> dict[str, Any]:
+    """The metric and custom columns of the page, each with the type of its values."""
+    columns: dict[str, dict[str, Any]] = {}
+    for item in page:
+        for section in ("metric", "user_defined"):
+            values = item.info[section]
+            if not isinstance(values, dict):
+                continue
+            for name, value in values.items():
+                label = f"{section}/{name}"
+                column = columns.setdefault(
+                    label, {"label": label, "required": section == "metric", "type": set()}
+                )
+                column["type"].add(type(value).__name__)
+    for column in columns.values():
+        kinds = column["type"]
+        if len(kinds) == 1:
+            column["type"] = next(iter(kinds))
+        elif kinds <= {"int", "float"}:
+            column["type"] = "float"
+        else:
+            column["type"] = "mixed"
+    return columns

@@ -1,0 +1,468 @@
+// pluginview.js: what the Images, Histograms and Tensors views share.
+//
+// A toolbar with the tag filter (the `tags` regular expression, shared with Scalars) and a
+// checkbox per tag (unticked tags are kept in the URL as `off`), a sidebar listing the
+// selected runs with their colours, and a grid of cards. Images and tensors group their
+// cards by tag, one card per run side by side; histograms have one card per tag with the
+// runs overlaid. A card loads only while on screen (an IntersectionObserver calls
+// show/hide) and reloads when the poller reports that one of its runs changed.
+//
+// A card is any object with `element`, `runs` (the run ids it shows), `visible`, and the
+// methods show(), hide(), refresh() (its runs changed), sync(state, changed) and destroy().
+// SeriesCard is the card of one (run, tag) with a panel per rank, side by side.
+
+import { compileRegex, el, plural } from './dom.js';
+import { fetchSamples } from './plugindata.js';
+
+export const PALETTE = [
+  '#1a73e8', '#e8710a', '#12b5cb', '#e52592', '#7cb342',
+  '#9334e6', '#f9ab00', '#425066', '#d93025', '#00897b',
+];
+const collator = new Intl.Collator('en', { numeric: true });
+
+export class PluginView {
+  /**
+   * The view `view` (its name in the URL) of `plugin`'s tags; `noun` names them in messages
+   * ("images"); `grouped`: a section per tag with a card per run (else a card per tag).
+   * Subclasses provide createCard(tag, run) (run: null when not grouped) and may provide
+   * controls() (toolbar elements) and syncControls(state); they call start() once built.
+   */
+  constructor(root, store, { plugin, view, noun, grouped }) {
+    this.root = root;
+    this.store = store;
+    this.plugin = plugin;
+    this.view = view;
+    this.noun = noun;
+    this.grouped = grouped;
+    this.meta = new Map(); // run id -> its /runs entry
+    this.loaded = false;
+    this.cards = new Map(); // card key -> card
+    this.groups = new Map(); // tag -> its section (grouped views)
+    this.signatures = new Map(); // run id -> what of it the cards show, as JSON
+    this.colours = new Map();
+    this.byElement = new WeakMap();
+    this.observer = new IntersectionObserver((entries) => this.#onIntersect(entries), {
+      rootMargin: '300px 0px',
+    });
+    this.#build(root);
+    store.subscribe((state, changed) => this.#onState(state, changed));
+  }
+
+  /** Finish construction (after the subclass' fields exist): draw the controls. */
+  start() {
+    this.#syncAll(this.store.state);
+  }
+
+  /** Take a new /runs response; `force` reloads every card even if its runs did not change. */
+  setRuns(data, force = false) {
+    this.meta = new Map(data.runs.map((run) => [run.id, run]));
+    const first = !this.loaded;
+    this.loaded = true;
+    const before = this.signatures;
+    this.signatures = new Map(this.store.state.runs.map((id) => [id, this.#signature(id)]));
+    const changed = new Set(
+      [...this.signatures].filter(([id, sig]) => force || before.get(id) !== sig).map(([id]) => id),
+    );
+    if (first || changed.size) this.#rebuild();
+    for (const card of this.cards.values()) {
+      if (card.runs.some((id) => changed.has(id))) card.refresh();
+    }
+  }
+
+  /** A series' colour and label: a run's ranks are told apart when it has several. */
+  style(run, rank, ranked) {
+    const key = ranked ? `${run}\u0000${rank}` : run;
+    if (!this.colours.has(key)) this.colours.set(key, PALETTE[this.colours.size % PALETTE.length]);
+    return { colour: this.colours.get(key), label: ranked ? `${run} (rank ${rank})` : run };
+  }
+
+  /** The colour swatches of a run: one per rank when it has several. */
+  swatches(id) {
+    const ranks = this.meta.get(id)?.ranks ?? [];
+    const styles = ranks.length > 1
+      ? ranks.map((rank) => this.style(id, rank, true))
+      : [this.style(id, null, false)];
+    return el(
+      'span',
+      { class: 'swatches' },
+      ...styles.map(({ colour, label }) =>
+        el('span', { class: 'swatch', title: label, style: `background:${colour}` }),
+      ),
+    );
+  }
+
+  /** The URL state now. */
+  get state() {
+    return this.store.state;
+  }
+
+  controls() {
+    return [];
+  }
+
+  syncControls() {}
+
+  #signature(id) {
+    const run = this.meta.get(id);
+    return JSON.stringify(run && [run.updated, run.status, run.tags[this.plugin], run.ranks]);
+  }
+
+  #build(root) {
+    this.tagFilter = el('input', {
+      type: 'search',
+      class: 'search-input',
+      placeholder: 'Filter tags (regex)',
+      'aria-label': 'Filter tags (regular expression)',
+      oninput: () => this.store.set({ tags: this.tagFilter.value }),
+    });
+    this.tagCount = el('span', { class: 'count muted' });
+    this.allBox = el('input', {
+      type: 'checkbox',
+      'aria-label': `Show every ${this.plugin} tag that matches the filter`,
+      onchange: () => this.#tickAll(this.allBox.checked),
+    });
+    this.tagPicks = el('div', { class: 'tag-picks', role: 'group', 'aria-label': 'Tags' });
+    this.tagPicks.addEventListener('change', (event) => {
+      const tag = event.target.dataset?.tag;
+      if (tag !== undefined) this.#tick(tag, event.target.checked);
+    });
+    this.runList = el('ul', { class: 'run-legend plugin-legend' });
+    this.editLink = el('a', { class: 'link', text: 'Edit selection' });
+    this.grid = el('div', { class: this.grouped ? 'tag-groups' : 'pcard-grid' });
+    this.message = el('p', { class: 'empty-note', hidden: true });
+    root.append(
+      el(
+        'div',
+        { class: 'toolbar' },
+        el('div', { class: 'search' }, this.tagFilter),
+        this.tagCount,
+        ...this.controls(),
+      ),
+      el(
+        'div',
+        { class: 'tag-bar' },
+        el('label', { class: 'tag-pick all' }, this.allBox, 'All'),
+        this.tagPicks,
+      ),
+      el(
+        'div',
+        { class: 'scalars-body' },
+        el(
+          'aside',
+          { class: 'sidebar' },
+          el('div', { class: 'sidebar-head' }, el('h2', { text: 'Runs' }), this.editLink),
+          this.runList,
+        ),
+        el('div', { class: 'view-cards' }, this.message, this.grid),
+      ),
+    );
+  }
+
+  #onState(state, changed) {
+    this.#syncAll(state);
+    if (['runs', 'tags', 'off'].some((key) => changed.has(key))) this.#rebuild();
+    for (const card of this.cards.values()) card.sync(state, changed);
+  }
+
+  #syncAll(state) {
+    if (this.tagFilter.value !== state.tags) this.tagFilter.value = state.tags;
+    this.editLink.setAttribute('href', this.store.href({ view: 'runs' }));
+    this.syncControls(state);
+  }
+
+  #tick(tag, on) {
+    const item = `${this.plugin}:${tag}`;
+    const off = this.state.off.filter((entry) => entry !== item);
+    if (!on) off.push(item);
+    this.store.set({ off });
+  }
+
+  #tickAll(on) {
+    const shown = new Set(this.matching.map((tag) => `${this.plugin}:${tag}`));
+    const off = this.state.off.filter((entry) => !shown.has(entry));
+    this.store.set({ off: on ? off : [...off, ...shown] });
+  }
+
+  /** Rebuild the run legend, the tag checkboxes and the set of cards (kept where still shown). */
+  #rebuild() {
+    const { runs, tags: filter, off } = this.state;
+    this.signatures = new Map(runs.map((id) => [id, this.#signature(id)]));
+    this.#assignColours(runs);
+    this.#renderRunLegend(runs);
+    const tagsOf = new Map(); // tag -> the selected runs that have it
+    for (const id of runs) {
+      for (const tag of this.meta.get(id)?.tags[this.plugin] ?? []) {
+        if (!tagsOf.has(tag)) tagsOf.set(tag, []);
+        tagsOf.get(tag).push(id);
+      }
+    }
+    const { re, error } = filter ? compileRegex(filter) : {};
+    this.tagFilter.classList.toggle('invalid', Boolean(error));
+    this.tagFilter.title = error ?? '';
+    const all = [...tagsOf.keys()].sort(collator.compare);
+    this.matching = all.filter((tag) => !re || re.test(tag));
+    const prefix = `${this.plugin}:`;
+    const unticked = new Set(
+      off.filter((e) => e.startsWith(prefix)).map((e) => e.slice(prefix.length)),
+    );
+    const shown = this.matching.filter((tag) => !unticked.has(tag));
+    this.tagCount.textContent = `${shown.length} of ${plural(all.length, 'tag')}`;
+    this.#renderTagPicks(unticked);
+
+    const wanted = new Map(); // card key -> [tag, run]
+    for (const tag of shown) {
+      if (!this.grouped) wanted.set(JSON.stringify([tag]), [tag, null]);
+      else for (const run of tagsOf.get(tag)) wanted.set(JSON.stringify([tag, run]), [tag, run]);
+    }
+    for (const [key, card] of this.cards) {
+      if (wanted.has(key)) continue;
+      this.observer.unobserve(card.element);
+      card.destroy();
+      this.cards.delete(key);
+    }
+    const order = [];
+    for (const [key, [tag, run]] of wanted) {
+      let card = this.cards.get(key);
+      if (!card) {
+        card = this.createCard(tag, run);
+        card.key = key;
+        this.cards.set(key, card);
+        this.byElement.set(card.element, card);
+        this.observer.observe(card.element);
+      }
+      if (!this.grouped) card.setRuns?.(tagsOf.get(tag));
+      order.push([tag, card]);
+    }
+    this.#place(order, shown);
+    this.#showMessage(runs, all.length, shown.length);
+  }
+
+  /** Put the cards in tag order (moving an element keeps what it shows). */
+  #place(order, shown) {
+    if (!this.grouped) {
+      for (const [, card] of order) this.grid.append(card.element);
+      return;
+    }
+    const keep = new Set(shown);
+    for (const [tag, group] of this.groups) {
+      if (!keep.has(tag)) {
+        group.remove();
+        this.groups.delete(tag);
+      }
+    }
+    for (const tag of shown) {
+      let group = this.groups.get(tag);
+      if (!group) {
+        group = el(
+          'section',
+          { class: 'tag-group', dataset: { tag } },
+          el('h2', { class: 'group-title', title: tag, text: tag }),
+          el('div', { class: 'group-cards' }),
+        );
+        this.groups.set(tag, group);
+      }
+      this.grid.append(group);
+    }
+    for (const [tag, card] of order) this.groups.get(tag).lastChild.append(card.element);
+  }
+
+  #renderTagPicks(unticked) {
+    const boxes = this.matching.map((tag) =>
+      el(
+        'label',
+        { class: 'tag-pick', title: tag },
+        el('input', { type: 'checkbox', checked: !unticked.has(tag), dataset: { tag } }),
+        el('span', { text: tag }),
+      ),
+    );
+    this.tagPicks.replaceChildren(...boxes);
+    const ticked = this.matching.filter((tag) => !unticked.has(tag)).length;
+    this.allBox.checked = ticked > 0 && ticked === this.matching.length;
+    this.allBox.indeterminate = ticked > 0 && ticked < this.matching.length;
+    this.allBox.disabled = !this.matching.length;
+  }
+
+  #assignColours(runs) {
+    this.colours.clear();
+    for (const id of runs) {
+      const ranks = this.meta.get(id)?.ranks ?? [];
+      if (ranks.length > 1) for (const rank of ranks) this.style(id, rank, true);
+      else this.style(id, null, false);
+    }
+  }
+
+  #renderRunLegend(runs) {
+    this.runList.replaceChildren(
+      ...runs.map((id) => {
+        const run = this.meta.get(id);
+        const count = run?.tags[this.plugin]?.length ?? 0;
+        const remove = el('button', {
+          class: 'icon-button',
+          type: 'button',
+          title: 'Remove from the selection',
+          'aria-label': `Remove ${id}`,
+          text: '×',
+          onclick: () => this.store.set({ runs: this.state.runs.filter((r) => r !== id) }),
+        });
+        const dashboard = el('a', {
+          class: 'link',
+          title: `Training dashboard of ${id}`,
+          text: 'Dashboard',
+          href: this.store.href({ view: 'run', runs: [id] }),
+        });
+        const note =
+          this.loaded && !run
+            ? el('span', { class: 'badge warn', text: 'not found' })
+            : el('span', { text: count ? plural(count, 'tag') : `no ${this.noun}` });
+        return el(
+          'li',
+          {},
+          this.swatches(id),
+          el(
+            'span',
+            { class: 'legend-text' },
+            el('span', { class: 'legend-name', title: id, text: id }),
+            el('span', { class: 'legend-sub muted' }, note, ' · ', dashboard),
+          ),
+          remove,
+        );
+      }),
+    );
+  }
+
+  #showMessage(runs, tagCount, shownCount) {
+    let text = '';
+    if (!runs.length) {
+      text = `No runs selected. Pick runs on the Runs page to see their ${this.noun}.`;
+    }
+    else if (!this.loaded) text = 'Loading…';
+    else if (!tagCount) text = `The selected runs have no ${this.noun} yet.`;
+    else if (!shownCount) text = 'No tag matches the filter (or every tag is unticked).';
+    this.message.textContent = text;
+    this.message.hidden = !text;
+  }
+
+  #onIntersect(entries) {
+    for (const entry of entries) {
+      const card = this.byElement.get(entry.target);
+      if (!card || !this.cards.has(card.key)) continue;
+      if (entry.isIntersecting && !card.visible) card.show();
+      else if (!entry.isIntersecting && card.visible) card.hide();
+    }
+  }
+}
+
+/**
+ * The index in `steps` (ascending) of `step`, or of the kept step nearest to it (a step
+ * picked earlier may have been dropped as the run grew and its sample thinned out).
+ */
+export function nearestIndex(steps, step) {
+  let best = steps.length - 1;
+  let distance = Infinity;
+  steps.forEach((s, i) => {
+    const d = Math.abs(s - step);
+    if (d < distance) {
+      best = i;
+      distance = d;
+    }
+  });
+  return best;
+}
+
+/**
+ * The card of one run's `tag` in a grouped view: the run's name, then a panel per rank
+ * (made by `makePanel(rank)`), side by side. It asks /samples for the kept steps of each
+ * rank when it comes on screen and again whenever the run changes. A panel has `element`,
+ * setSamples(series, labelled), sync(state, changed), and may have show(), hide(), destroy().
+ */
+export class SeriesCard {
+  constructor(view, tag, run, makePanel) {
+    this.view = view;
+    this.tag = tag;
+    this.run = run;
+    this.runs = [run];
+    this.makePanel = makePanel;
+    this.visible = false;
+    this.stale = true;
+    this.controller = null;
+    this.panels = new Map(); // rank (as text) -> panel
+    this.strip = el('div', { class: 'rank-strip' });
+    this.note = el('p', { class: 'card-note' });
+    this.element = el(
+      'article',
+      { class: `pcard ${view.plugin}-card`, dataset: { run, tag, state: 'idle', ranks: '0' } },
+      el(
+        'header',
+        {},
+        view.swatches(run),
+        el('span', { class: 'card-run', title: run, text: run }),
+      ),
+      this.strip,
+      this.note,
+    );
+  }
+
+  show() {
+    this.visible = true;
+    if (this.stale) this.load();
+    else for (const panel of this.panels.values()) panel.show?.();
+  }
+
+  hide() {
+    this.visible = false;
+    for (const panel of this.panels.values()) panel.hide?.();
+  }
+
+  refresh() {
+    this.stale = true;
+    if (this.visible) this.load();
+  }
+
+  sync(state, changed) {
+    for (const panel of this.panels.values()) panel.sync(state, changed);
+  }
+
+  destroy() {
+    this.controller?.abort();
+    for (const panel of this.panels.values()) panel.destroy?.();
+    this.element.remove();
+  }
+
+  async load() {
+    this.stale = false;
+    this.controller?.abort();
+    const controller = new AbortController();
+    this.controller = controller;
+    if (!this.panels.size) this.element.dataset.state = 'loading';
+    try {
+      const { signal } = controller;
+      const { series } = await fetchSamples(this.run, this.view.plugin, this.tag, signal);
+      if (controller.signal.aborted) return;
+      const seen = new Set();
+      for (const s of series) {
+        const id = String(s.rank);
+        seen.add(id);
+        let panel = this.panels.get(id);
+        if (!panel) {
+          panel = this.makePanel(s.rank);
+          this.panels.set(id, panel);
+          this.strip.append(panel.element);
+        }
+        panel.setSamples(s, series.length > 1);
+      }
+      for (const [id, panel] of this.panels) {
+        if (seen.has(id)) continue;
+        panel.destroy?.();
+        panel.element.remove();
+        this.panels.delete(id);
+      }
+      this.element.dataset.ranks = String(series.length);
+      this.note.textContent = series.length ? '' : 'Nothing kept yet.';
+      this.element.dataset.state = series.length ? 'ready' : 'empty';
+    } catch (err) {
+      if (err.name === 'AbortError') return;
+      this.note.textContent = `Could not load ${this.tag}: ${err.message}`;
+      this.element.dataset.state = 'error';
+    }
+  }
+}
