@@ -6,9 +6,9 @@ Pillow, while ``import sumlens`` (and ``sumlens.io``, the readers' entry point) 
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from sumlens._lazy import lazy_names
 from sumlens._log import logger
 from sumlens._version import __version__
 
@@ -36,58 +36,44 @@ if TYPE_CHECKING:
         save_checkpoint,
     )
 
-_LAZY = {
-    "SummaryRecord": "sumlens.summary",
-    "Callback": "sumlens.train",
-    "CheckpointConfig": "sumlens.train",
-    "DynamicLossScaleManager": "sumlens.train",
-    "EarlyStopping": "sumlens.train",
-    "FixedLossScaleManager": "sumlens.train",
-    "History": "sumlens.train",
-    "LambdaCallback": "sumlens.train",
-    "LearningRateScheduler": "sumlens.train",
-    "LossMonitor": "sumlens.train",
-    "Model": "sumlens.train",
-    "ModelCheckpoint": "sumlens.train",
-    "ReduceLROnPlateau": "sumlens.train",
-    "RunContext": "sumlens.train",
-    "SummaryCollector": "sumlens.train",
-    "SummaryLandscape": "sumlens.landscape.summary_landscape",
-    "TimeMonitor": "sumlens.train",
-    "load_checkpoint": "sumlens.train",
-    "load_param_into_net": "sumlens.train",
-    "save_checkpoint": "sumlens.train",
-}
-
-__all__ = [
+__all__ = ["SummaryLandscape", "SummaryRecord", "__version__", "logger"]
+__all__ += [  # training
     "Callback",
-    "CheckpointConfig",
     "DynamicLossScaleManager",
-    "EarlyStopping",
     "FixedLossScaleManager",
+    "Model",
+    "RunContext",
+    "SummaryCollector",
+]
+__all__ += [  # built-in callbacks
+    "EarlyStopping",
     "History",
     "LambdaCallback",
     "LearningRateScheduler",
     "LossMonitor",
-    "Model",
-    "ModelCheckpoint",
     "ReduceLROnPlateau",
-    "RunContext",
-    "SummaryCollector",
-    "SummaryLandscape",
-    "SummaryRecord",
     "TimeMonitor",
-    "__version__",
+]
+__all__ += [  # checkpoints
+    "CheckpointConfig",
+    "ModelCheckpoint",
     "load_checkpoint",
     "load_param_into_net",
-    "logger",
     "save_checkpoint",
 ]
 
+# The public names but ``__version__`` and ``logger`` come from ``sumlens.train`` on first
+# use, except these.
+_NOT_FROM_TRAIN = {
+    "SummaryLandscape": "sumlens.landscape.summary_landscape",
+    "SummaryRecord": "sumlens.summary",
+}
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'sumlens' has no attribute {name!r}")
+__getattr__ = lazy_names(
+    __name__,
+    {
+        name: _NOT_FROM_TRAIN.get(name, "sumlens.train")
+        for name in __all__
+        if name not in ("__version__", "logger")
+    },
+)

@@ -12,8 +12,11 @@ import numbers
 import os
 
 
-def _got(value: object) -> str:
-    return f"{type(value).__name__} {value!r}"
+def _wrong_type(value: object, name: str, owner: str, allowed: str) -> TypeError:
+    return TypeError(
+        f"For '{owner}', the argument '{name}' must be {allowed}, "
+        f"but got {type(value).__name__} {value!r}"
+    )
 
 
 def _bounds(
@@ -47,18 +50,15 @@ def check_int(
     name: str,
     owner: str,
     minimum: int | None = None,
-    maximum: int | None = None,
     *,
     allow_none: bool = False,
+    maximum: int | None = None,
 ) -> int | None:
     """An int (numpy's included, never a bool) in ``[minimum, maximum]``; None if allowed."""
     if value is None and allow_none:
         return None
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        allowed = "an int or None" if allow_none else "an int"
-        raise TypeError(
-            f"For '{owner}', the argument '{name}' must be {allowed}, but got {_got(value)}"
-        )
+        raise _wrong_type(value, name, owner, "an int or None" if allow_none else "an int")
     number = int(value)
     _bounds(number, number, name, owner, minimum, maximum, None, finite=False)
     return number
@@ -69,9 +69,7 @@ def check_bool(value: object, name: str, owner: str) -> bool:
     if not isinstance(value, bool) and not (
         type(value).__module__ == "numpy" and type(value).__name__ in ("bool", "bool_")
     ):
-        raise TypeError(
-            f"For '{owner}', the argument '{name}' must be a bool, but got {_got(value)}"
-        )
+        raise _wrong_type(value, name, owner, "a bool")
     return bool(value)
 
 
@@ -80,17 +78,15 @@ def check_number(
     name: str,
     owner: str,
     minimum: float | None = None,
-    maximum: float | None = None,
     *,
     above: float | None = None,
+    maximum: float | None = None,
     finite: bool = True,
 ) -> float:
     """A real number (int or float, numpy's included, never a bool) in ``[minimum, maximum]``,
     greater than ``above`` when given, and finite unless ``finite=False``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(
-            f"For '{owner}', the argument '{name}' must be a number, but got {_got(value)}"
-        )
+        raise _wrong_type(value, name, owner, "a number")
     number = float(value)
     _bounds(number, value, name, owner, minimum, maximum, above, finite)
     return number
@@ -100,10 +96,7 @@ def check_directory(value: object, name: str, owner: str, max_length: int = 1024
     """A directory's real path: a non-blank str or ``os.PathLike``, at most ``max_length``
     characters once resolved, and not an existing file. Nothing is created here."""
     if not isinstance(value, str | os.PathLike):
-        raise TypeError(
-            f"For '{owner}', the argument '{name}' must be a str or os.PathLike, "
-            f"but got {_got(value)}"
-        )
+        raise _wrong_type(value, name, owner, "a str or os.PathLike")
     text = os.fspath(value)
     if not isinstance(text, str) or not text.strip():
         raise ValueError(

@@ -166,3 +166,16 @@ def test_bad_requests_are_named(served, query: str, status: int, says: str) -> N
     url, _ = served
     got, body, _ = _raw(f"{url}/api/v1/{query}")
     assert got == status and says in json.loads(body)["detail"]
+
+
+def test_messages_as_json(served) -> None:
+    url, _ = served
+    run = "./golden/all_plugins"
+    tags = {r["id"]: r["tags"] for r in get_json(f"{url}/api/v1/runs")["runs"]}[run]
+    (graph_tag,) = tags["graph"]
+    graph = get_json(f"{url}/api/v1/message?run={run}&plugin=graph&tag={graph_tag}")
+    assert graph["plugin"] == "graph" and graph["message"]["node"]
+    lineage = get_json(f"{url}/api/v1/message?run={run}&plugin=train_lineage&tag=train_lineage")
+    assert lineage["message"]["algorithm"]["network"] == "TinyNet"
+    status, body, _ = _raw(f"{url}/api/v1/message?run={run}&plugin=image&tag=img")
+    assert status == 422 and "plugin='image'" in json.loads(body)["detail"]

@@ -34,6 +34,7 @@ the answers with the real MindInsight (tests/compat/test_mindinsight_routes.py).
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -302,20 +303,14 @@ class NodeGraph:
             self._store(node)
 
     def _read_parameters(self, protos: Any) -> None:
-        for proto in protos:
-            if not proto.name:
-                continue
-            node = GraphNode(_checked(proto.name), proto.name, type=PARAMETER)
+        for proto, node in _named_nodes(protos, "name", PARAMETER):
             node.output_shape = _shapes(proto.type)
             node.output_data_type = _type_name(proto.type)
             node.attr = {"type": node.output_data_type, "shape": str(node.output_shape)}
             self._store(node)
 
     def _read_constants(self, protos: Any) -> None:
-        for proto in protos:
-            if not proto.key:
-                continue
-            node = GraphNode(_checked(proto.key), proto.key, type=CONST)
+        for proto, node in _named_nodes(protos, "key", CONST):
             if proto.value.ByteSize() > MAX_ATTRIBUTE_BYTES:
                 node.attr = {proto.key: "dtype: " + data_type_name(proto.value.dtype)}
             else:
@@ -564,6 +559,15 @@ def _checked(name: str) -> str:
     if _FORBIDDEN & set(name):
         raise GraphError(f'node name {name!r} holds one of < > " (MindInsight refuses them)')
     return name
+
+
+def _named_nodes(protos: Any, key: str, node_type: str) -> Iterator[tuple[Any, GraphNode]]:
+    """Each of ``protos`` that has a name (its field ``key``), with a new ``node_type`` node
+    of that name and id."""
+    for proto in protos:
+        name = getattr(proto, key)
+        if name:
+            yield proto, GraphNode(_checked(name), name, type=node_type)
 
 
 def _shapes(proto: anf_ir_pb2.TypeProto) -> list[list[int]]:

@@ -377,10 +377,22 @@ def _graph(job: JobIndex, tag: str | None, plugin: str) -> NodeGraph:
     return _samples(job, tag or tags[0], plugin, GRAPH_MISSING)[0].value
 
 
+def _node(graph: NodeGraph, name: str) -> str:
+    """``name``, a node of ``graph`` (else MindInsight's error for a missing node)."""
+    if not graph.has(name):
+        raise MindInsightError(NODE_MISSING, f"the graph has no node {name!r}")
+    return name
+
+
 def make_mindinsight_router(loader: Loader) -> APIRouter:
     """MindInsight's routes over ``loader``'s runs."""
     router = APIRouter(prefix=PREFIX, route_class=_Route, tags=["mindinsight"])
     jobs = _Jobs(loader)
+
+    def job_graph(train_id: str | None, tag: str | None, mode: str) -> NodeGraph:
+        """The graph a graph route asks for (its ``mode`` checked first, as MindInsight)."""
+        plugin = _graph_plugin(mode)
+        return _graph(jobs.index(_need(train_id, "train_id")), tag, plugin)
 
     @router.get("/datavisual/train-jobs", summary="A page of train jobs (newest first), or one")
     def train_jobs(offset: Text = None, limit: Text = None, train_id: Text = None) -> Response:
@@ -522,11 +534,8 @@ def make_mindinsight_router(loader: Loader) -> APIRouter:
     def graph_nodes(
         train_id: Text = None, tag: Text = None, mode: str = "normal", name: Text = None
     ) -> Response:
-        plugin = _graph_plugin(mode)
-        graph = _graph(jobs.index(_need(train_id, "train_id")), tag, plugin)
-        if name and not graph.has(name):
-            raise MindInsightError(NODE_MISSING, f"the graph has no node {name!r}")
-        return json_answer({"nodes": graph.list_scope(name or "")})
+        graph = job_graph(train_id, tag, mode)
+        return json_answer({"nodes": graph.list_scope(_node(graph, name) if name else "")})
 
     @router.get("/datavisual/graphs/nodes/names", summary="Nodes whose name ends in a pattern")
     def graph_names(
@@ -537,8 +546,7 @@ def make_mindinsight_router(loader: Loader) -> APIRouter:
         offset: Text = None,
         limit: Text = None,
     ) -> Response:
-        plugin = _graph_plugin(mode)
-        graph = _graph(jobs.index(_need(train_id, "train_id")), tag, plugin)
+        graph = job_graph(train_id, tag, mode)
         first, size = _page(offset, limit, MAX_NAMES_PER_PAGE, 100)
         found = graph.search(search)[first * size : first * size + size]
         return json_answer({"nodes": graph.tree(found)})
@@ -547,12 +555,8 @@ def make_mindinsight_router(loader: Loader) -> APIRouter:
     def graph_single_node(
         train_id: Text = None, tag: Text = None, mode: str = "normal", name: Text = None
     ) -> Response:
-        plugin = _graph_plugin(mode)
-        graph = _graph(jobs.index(_need(train_id, "train_id")), tag, plugin)
-        name = _need(name, "name")
-        if not graph.has(name):
-            raise MindInsightError(NODE_MISSING, f"the graph has no node {name!r}")
-        return json_answer(graph.path_to(name))
+        graph = job_graph(train_id, tag, mode)
+        return json_answer(graph.path_to(_node(graph, _need(name, "name"))))
 
     @router.get("/datavisual/landscape/intervals", summary="The intervals of train landscapes")
     def landscape_intervals(train_id: Text = None) -> Response:

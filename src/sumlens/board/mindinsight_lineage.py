@@ -29,13 +29,21 @@ from sumlens._proto import lineage_pb2
 from sumlens.board.mindinsight_proto import message_dict
 from sumlens.io import NotAnEventFileError, RecordFile
 
+
+def _dataset_columns(column: str, section: str) -> dict[str, tuple[str, str | None]]:
+    """A dataset's two columns, ``<column>_dataset_path`` and ``<column>_dataset_count``,
+    read from ``<section>_path`` and ``<section>_size`` of the lineage's ``section``."""
+    return {
+        f"{column}_dataset_path": (section, f"{section}_path"),
+        f"{column}_dataset_count": (section, f"{section}_size"),
+    }
+
+
 FIELDS: dict[str, tuple[str, str | None]] = {
     "summary_dir": ("summary_dir", None),
     "loss_function": ("hyper_parameters", "loss_function"),
-    "train_dataset_path": ("train_dataset", "train_dataset_path"),
-    "train_dataset_count": ("train_dataset", "train_dataset_size"),
-    "test_dataset_path": ("valid_dataset", "valid_dataset_path"),
-    "test_dataset_count": ("valid_dataset", "valid_dataset_size"),
+    **_dataset_columns("train", "train_dataset"),
+    **_dataset_columns("test", "valid_dataset"),
     "network": ("algorithm", "network"),
     "optimizer": ("hyper_parameters", "optimizer"),
     "learning_rate": ("hyper_parameters", "learning_rate"),

@@ -39,13 +39,9 @@ def histogram_bins(count: int) -> int:
     """How many bins MindInsight draws for ``count`` values."""
     if not count:
         return 1
-    if count <= 5:
-        return 2
     if count <= 10:
-        return 3
-    if count <= 280:
-        return math.ceil(count / 10) + 1
-    return 30
+        return 2 if count <= 5 else 3
+    return min(math.ceil(count / 10) + 1, 30)  # 30 from 281 values on
 
 
 @dataclass(frozen=True, slots=True)

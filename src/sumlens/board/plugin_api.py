@@ -13,6 +13,8 @@ from typing import Annotated, Any
 import numpy as np
 from fastapi import APIRouter, Query
 from fastapi.responses import Response
+from google.protobuf.json_format import MessageToDict
+from google.protobuf.message import Message as ProtoMessage
 
 from sumlens.board.api import json_response
 from sumlens.board.loader import Loader, Samples
@@ -26,6 +28,8 @@ RankParam = Annotated[int | None, Query(description="the rank (files without one
 StepParam = Annotated[int | None, Query(description="the step (default: the newest kept)")]
 PLUGINS = ("image", "histogram", "tensor", "graph", "landscape", "dataset_graph",
            "train_lineage", "eval_lineage", "custom_lineage_data")  # fmt: skip
+MESSAGE_PLUGINS = PLUGINS[3:]
+"""Plugins whose values are protobuf messages (graphs, landscapes, lineage)."""
 IMAGE_TYPES = ((b"\x89PNG", "image/png"), (b"\xff\xd8", "image/jpeg"), (b"GIF8", "image/gif"))
 
 
@@ -172,5 +176,32 @@ def make_plugin_router(loader: Loader) -> APIRouter:
             counts, edges = np.histogram(finite, bins=bins) if finite.size else ([], [])
             body["histogram"] = {"edges": np.asarray(edges), "counts": np.asarray(counts)}
         return json_response(body)
+
+    @router.get("/message", summary="A graph, lineage, dataset graph or landscape value, as JSON")
+    def message(
+        run: RunParam,
+        plugin: Annotated[str, Query(description=f"one of {', '.join(MESSAGE_PLUGINS)}")],
+        tag: TagParam,
+        step: StepParam = None,
+        rank: RankParam = None,
+    ) -> Response:
+        if plugin not in MESSAGE_PLUGINS:
+            raise QueryError(f"plugin={plugin!r} is not one of {', '.join(MESSAGE_PLUGINS)}")
+        chosen = _series(loader, run, plugin, tag, rank)
+        index = _index(chosen, step)
+        value = _value(loader, chosen, index)
+        if not isinstance(value, ProtoMessage):
+            raise NotFound(f"{plugin} {tag!r} holds no message")
+        return json_response(
+            {
+                "run": run,
+                "rank": chosen.rank,
+                "plugin": plugin,
+                "tag": tag,
+                "step": int(chosen.items["step"][index]),
+                "wall": float(chosen.items["wall"][index]),
+                "message": MessageToDict(value, preserving_proto_field_name=True),
+            }
+        )
 
     return router

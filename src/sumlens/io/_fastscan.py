@@ -52,6 +52,11 @@ _OK = 0
 _FALLBACK = 1
 _PTS_FULL = 2
 _TAGS_FULL = 3
+# What one summary value is, for the event loop: a scalar point to write, a value the
+# kernel vouches for and leaves out (MindSpore's other values), or one for protobuf.
+_V_POINT = 0
+_V_SKIP = 1
+_V_FALLBACK = 2
 # Kernel results per call.
 _DONE = 0
 _GROW_POINTS = 1
@@ -612,74 +617,52 @@ def _event_header(buf, pos, end):
     return _OK, wall, step, start, stop
 
 
-@_jit
-def _ms_event(buf, pos, end, rec, npts, d):
-    """(status, points written) for one MindSpore summary-file event."""
-    status, wall, step, pos, end = _event_header(buf, pos, end)
-    if status != _OK:
-        return _FALLBACK, npts
-    n = npts
-    while pos < end:
+@_inline
+def _ms_value(buf, pos, stop, d):
+    """(verdict, tag position, tag length, scalar) of one MindSpore ``Summary.Value``."""
+    tag_pos = np.int64(-1)
+    tag_n = np.int64(0)
+    kinds = 0
+    scalar = False
+    value = np.float32(0.0)
+    while pos < stop:
         key, pos = _varint(buf, pos)
-        if key != 10:
-            return _FALLBACK, npts
-        length, pos = _varint(buf, pos)
-        if length < 0 or length > end - pos:
-            return _FALLBACK, npts
-        stop = pos + length
-        tag_pos = np.int64(-1)
-        tag_n = np.int64(0)
-        kinds = 0
-        scalar = False
-        value = np.float32(0.0)
-        while pos < stop:
-            key, pos = _varint(buf, pos)
-            if pos >= stop:
-                return _FALLBACK, npts
-            if key == 10 and tag_pos < 0:
-                tag_n, pos = _varint(buf, pos)
-                if tag_n < 0 or tag_n > stop - pos:
-                    return _FALLBACK, npts
-                tag_pos = pos
-                pos += tag_n
-            elif key == 29:
-                value = _ld_f32(buf, pos)
-                pos += 4
-                kinds += 1
-                scalar = True
-            elif (key & 7) == 2 and 4 <= (key >> 3) <= 10 and _value_msg(d, key >> 3) >= 0:
-                msg = _value_msg(d, key >> 3)
-                length, pos = _varint(buf, pos)
-                if length < 0 or length > stop - pos:
-                    return _FALLBACK, npts
-                if not _message_ok(buf, pos, pos + length, msg, d):
-                    return _FALLBACK, npts
-                if msg == _MS_TENSOR and not _ms_tensor_ok(buf, pos, pos + length):
-                    return _FALLBACK, npts
-                pos += length
-                kinds += 1
-            else:
-                return _FALLBACK, npts
-        if pos != stop or kinds != 1 or tag_pos < 0:
-            return _FALLBACK, npts
-        if scalar:
-            tid = _tag_id(buf, tag_pos, tag_n, d)
-            if tid == -1:
-                return _TAGS_FULL, npts
-            if tid == -2:
-                return _FALLBACK, npts
-            if n >= _get(d, _D_PT_CAP):
-                return _PTS_FULL, npts
-            _emit(d, n, tid, step, wall, value, rec)
-            n += 1
-        elif (
-            _ld_i64(_get(d, _D_STATE), 8 * _S_WANT_OTHER) != 0  # the caller wants the value
-            or not _utf8_ok(buf, tag_pos, tag_n)  # protobuf refuses the record: it decides
-        ):
-            return _FALLBACK, npts
-    if pos != end:
-        return _FALLBACK, npts
-    return _OK, n
+        if pos >= stop:
+            return _V_FALLBACK, tag_pos, tag_n, 0.0
+        if key == 10 and tag_pos < 0:
+            tag_n, pos = _varint(buf, pos)
+            if tag_n < 0 or tag_n > stop - pos:
+                return _V_FALLBACK, tag_pos, tag_n, 0.0
+            tag_pos = pos
+            pos += tag_n
+        elif key == 29:
+            value = _ld_f32(buf, pos)
+            pos += 4
+            kinds += 1
+            scalar = True
+        elif (key & 7) == 2 and 4 <= (key >> 3) <= 10 and _value_msg(d, key >> 3) >= 0:
+            msg = _value_msg(d, key >> 3)
+            length, pos = _varint(buf, pos)
+            if length < 0 or length > stop - pos:
+                return _V_FALLBACK, tag_pos, tag_n, 0.0
+            if not _message_ok(buf, pos, pos + length, msg, d):
+                return _V_FALLBACK, tag_pos, tag_n, 0.0
+            if msg == _MS_TENSOR and not _ms_tensor_ok(buf, pos, pos + length):
+                return _V_FALLBACK, tag_pos, tag_n, 0.0
+            pos += length
+            kinds += 1
+        else:
+            return _V_FALLBACK, tag_pos, tag_n, 0.0
+    if pos != stop or kinds != 1 or tag_pos < 0:
+        return _V_FALLBACK, tag_pos, tag_n, 0.0
+    if scalar:
+        return _V_POINT, tag_pos, tag_n, np.float64(value)
+    if (
+        _ld_i64(_get(d, _D_STATE), 8 * _S_WANT_OTHER) != 0  # the caller wants the value
+        or not _utf8_ok(buf, tag_pos, tag_n)  # protobuf refuses the record: it decides
+    ):
+        return _V_FALLBACK, tag_pos, tag_n, 0.0
+    return _V_SKIP, tag_pos, tag_n, 0.0
 
 
 @_jit
@@ -700,7 +683,11 @@ def _tb_metadata(buf, pos, end):
         key, pos = _varint(buf, pos)
         if pos >= end:
             return False, False
-        if key == 10 and not plugin_seen:  # plugin_data
+        if key == 18 or key == 26:  # display_name, summary_description
+            pos = _utf8_field(buf, pos, end)
+        elif key == 32:  # data_class
+            _, pos = _varint(buf, pos)
+        elif key == 10 and not plugin_seen:  # plugin_data
             plugin_seen = True
             n, pos = _varint(buf, pos)
             if n < 0 or n > end - pos:
@@ -727,10 +714,6 @@ def _tb_metadata(buf, pos, end):
                     return False, False
             if pos != stop:
                 return False, False
-        elif key == 18 or key == 26:  # display_name, summary_description
-            pos = _utf8_field(buf, pos, end)
-        elif key == 32:  # data_class
-            _, pos = _varint(buf, pos)
         else:
             return False, False
     return pos == end, scalars
@@ -798,79 +781,99 @@ def _tb_scalar_tensor(buf, pos, end):
     return False, 0.0
 
 
-@_jit
-def _tb_event(buf, pos, end, rec, npts, d):
-    """(status, points written) for one TensorBoard event."""
-    status, wall, step, pos, end = _event_header(buf, pos, end)
-    if status != _OK:
-        return _FALLBACK, npts
-    n = npts
-    while pos < end:
+@_inline
+def _tb_value(buf, pos, stop, d):
+    """(verdict, tag position, tag length, scalar) of one TensorBoard ``Summary.Value``
+    (``d`` unused: the readers of both formats take the same arguments)."""
+    tag_pos, tag_n = np.int64(-1), np.int64(0)
+    meta, meta_n = np.int64(-1), np.int64(0)
+    tensor, tensor_n = np.int64(-1), np.int64(0)
+    kinds = 0
+    value = 0.0
+    while pos < stop:
         key, pos = _varint(buf, pos)
-        if key != 10:
-            return _FALLBACK, npts
-        length, pos = _varint(buf, pos)
-        if length < 0 or length > end - pos:
-            return _FALLBACK, npts
-        stop = pos + length
-        tag_pos = np.int64(-1)
-        tag_n = np.int64(0)
-        meta = np.int64(-1)
-        meta_n = np.int64(0)
-        tensor = np.int64(-1)
-        tensor_n = np.int64(0)
-        kinds = 0
-        value = 0.0
-        while pos < stop:
-            key, pos = _varint(buf, pos)
-            if pos >= stop:
-                return _FALLBACK, npts
-            if key == 21:  # simple_value
-                value = np.float64(_ld_f32(buf, pos))
-                pos += 4
+        if pos >= stop:
+            return _V_FALLBACK, tag_pos, tag_n, 0.0
+        if key == 21:  # simple_value
+            value = np.float64(_ld_f32(buf, pos))
+            pos += 4
+            kinds += 1
+        elif key == 10 or key == 66 or key == 74:
+            m, pos = _varint(buf, pos)
+            if m < 0 or m > stop - pos:
+                return _V_FALLBACK, tag_pos, tag_n, 0.0
+            if key == 10 and tag_pos < 0:
+                tag_pos, tag_n = pos, m
+            elif key == 66:
+                tensor, tensor_n = pos, m
                 kinds += 1
-            elif key == 10 or key == 66 or key == 74:
-                m, pos = _varint(buf, pos)
-                if m < 0 or m > stop - pos:
-                    return _FALLBACK, npts
-                if key == 10 and tag_pos < 0:
-                    tag_pos, tag_n = pos, m
-                elif key == 66:
-                    tensor, tensor_n = pos, m
-                    kinds += 1
-                elif key == 74 and meta < 0:
-                    meta, meta_n = pos, m
-                else:
-                    return _FALLBACK, npts
-                pos += m
+            elif key == 74 and meta < 0:
+                meta, meta_n = pos, m
             else:
-                return _FALLBACK, npts
-        if pos != stop or kinds != 1 or tag_n <= 0:
-            return _FALLBACK, npts
-        if meta >= 0:
-            ok, scalars = _tb_metadata(buf, meta, meta + meta_n)
+                return _V_FALLBACK, tag_pos, tag_n, 0.0
+            pos += m
+        else:
+            return _V_FALLBACK, tag_pos, tag_n, 0.0
+    if pos != stop or kinds != 1 or tag_n <= 0:
+        return _V_FALLBACK, tag_pos, tag_n, 0.0
+    if meta >= 0:
+        ok, scalars = _tb_metadata(buf, meta, meta + meta_n)
+        if not ok:
+            return _V_FALLBACK, tag_pos, tag_n, 0.0
+        if tensor >= 0:
+            if not scalars:
+                return _V_FALLBACK, tag_pos, tag_n, 0.0
+            ok, value = _tb_scalar_tensor(buf, tensor, tensor + tensor_n)
             if not ok:
+                return _V_FALLBACK, tag_pos, tag_n, 0.0
+    elif tensor >= 0:
+        return _V_FALLBACK, tag_pos, tag_n, 0.0
+    return _V_POINT, tag_pos, tag_n, value
+
+
+def _event_kernel(read_value):
+    """The kernel of one event of a file whose summary values ``read_value`` reads
+    (:func:`_ms_value` or :func:`_tb_value`), compiled for that reader alone: one loop over
+    the values serves both formats, without a branch per value."""
+
+    @_jit
+    def event(buf, pos, end, rec, npts, d):
+        """(status, points written) for one event."""
+        status, wall, step, pos, end = _event_header(buf, pos, end)
+        if status != _OK:
+            return _FALLBACK, npts
+        n = npts
+        while pos < end:
+            key, pos = _varint(buf, pos)
+            if key != 10:
                 return _FALLBACK, npts
-            if tensor >= 0:
-                if not scalars:
+            length, pos = _varint(buf, pos)
+            if length < 0 or length > end - pos:
+                return _FALLBACK, npts
+            stop = pos + length
+            verdict, tag_pos, tag_n, value = read_value(buf, pos, stop, d)
+            if verdict == _V_FALLBACK:
+                return _FALLBACK, npts
+            pos = stop
+            if verdict == _V_POINT:
+                tid = _tag_id(buf, tag_pos, tag_n, d)
+                if tid == -1:
+                    return _TAGS_FULL, npts
+                if tid == -2:
                     return _FALLBACK, npts
-                ok, value = _tb_scalar_tensor(buf, tensor, tensor + tensor_n)
-                if not ok:
-                    return _FALLBACK, npts
-        elif tensor >= 0:
+                if n >= _get(d, _D_PT_CAP):
+                    return _PTS_FULL, npts
+                _emit(d, n, tid, step, wall, value, rec)
+                n += 1
+        if pos != end:
             return _FALLBACK, npts
-        tid = _tag_id(buf, tag_pos, tag_n, d)
-        if tid == -1:
-            return _TAGS_FULL, npts
-        if tid == -2:
-            return _FALLBACK, npts
-        if n >= _get(d, _D_PT_CAP):
-            return _PTS_FULL, npts
-        _emit(d, n, tid, step, wall, value, rec)
-        n += 1
-    if pos != end:
-        return _FALLBACK, npts
-    return _OK, n
+        return _OK, n
+
+    return event
+
+
+_ms_event = _event_kernel(_ms_value)
+_tb_event = _event_kernel(_tb_value)
 
 
 # --------------------------------------------------------------------------- kernel

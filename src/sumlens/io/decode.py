@@ -285,20 +285,24 @@ def _lineage_events(payload: bytes, file_name: str, skipped: list[str]) -> list[
     return [Event(event.step, event.wall_time, plugin, plugin, getattr(event, what))]
 
 
+_TB_TYPED_FIELDS = (
+    ("float_val", np.float32),
+    ("double_val", np.float64),
+    ("int64_val", np.int64),
+    ("bool_val", np.bool_),
+    ("uint32_val", np.uint32),
+    ("uint64_val", np.uint64),
+)
+"""A TensorProto's typed value fields other than ``half_val`` and ``int_val``, in the order
+:func:`_tb_values` tries them, each with its dtype."""
+
+
 def _tb_values(tensor: tensorboard_pb2.TensorProto) -> np.ndarray:
     """The values a TensorProto spells out in its typed fields, each in its field's type."""
-    if tensor.float_val:
-        return np.asarray(tensor.float_val, dtype=np.float32)
-    if tensor.double_val:
-        return np.asarray(tensor.double_val, dtype=np.float64)
-    if tensor.int64_val:
-        return np.asarray(tensor.int64_val, dtype=np.int64)
-    if tensor.bool_val:
-        return np.asarray(tensor.bool_val, dtype=np.bool_)
-    if tensor.uint32_val:
-        return np.asarray(tensor.uint32_val, dtype=np.uint32)
-    if tensor.uint64_val:
-        return np.asarray(tensor.uint64_val, dtype=np.uint64)
+    for field, dtype in _TB_TYPED_FIELDS:
+        values = getattr(tensor, field)
+        if values:
+            return np.asarray(values, dtype=dtype)
     if tensor.half_val:  # the bits of each float16, in an int32
         bits = np.asarray(tensor.half_val, dtype=np.int32)
         return _cast(bits, np.dtype(np.uint16)).view(np.float16)

@@ -131,12 +131,49 @@ class Metric(abc.ABC):
                 f"but got {len(inputs)}"
             )
 
+    def _prediction_and_label(self, inputs: tuple[Any, ...]) -> tuple[str, np.ndarray, np.ndarray]:
+        """Check that ``update`` got two inputs ``(y_pred, y)``; return the owner its
+        messages name and both as arrays."""
+        owner = f"{self._name()}.update"
+        self._check_num_inputs(inputs, 2, "predicted value y_pred, true value y")
+        y_pred = to_numpy(inputs[0], name=f"For '{owner}', y_pred")
+        return owner, y_pred, to_numpy(inputs[1], name=f"For '{owner}', y")
+
     def _empty_error(self) -> RuntimeError:
-        return RuntimeError(
-            f"The '{self._name()}' can not be calculated, because the number of samples is 0; "
-            "check that the inputs (predicted value, true value) are not empty and that "
-            "update() was called before eval()"
+        return calculation_error(
+            self._name(),
+            "the number of samples is 0; check that the inputs (predicted value, true value) "
+            "are not empty and that update() was called before eval()",
         )
+
+
+def calculation_error(name: str, because: str) -> RuntimeError:
+    """The error of a metric ``name`` that cannot give a result yet, saying ``because``."""
+    return RuntimeError(f"The '{name}' can not be calculated, because {because}")
+
+
+class RunningMean(Metric):
+    """A metric whose result is a sum over a count, both accumulated by ``update`` (with
+    :meth:`_accumulate`); it starts cleared, and ``eval`` before any count is an error."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.clear()
+
+    def clear(self) -> None:
+        """Forget all updates."""
+        self._sum: float = 0
+        self._count = 0
+
+    def _accumulate(self, amount: float, count: int) -> None:
+        self._sum += amount
+        self._count += count
+
+    def eval(self) -> float:
+        """The accumulated sum over the accumulated count, since the last ``clear()``."""
+        if self._count == 0:
+            raise self._empty_error()
+        return self._sum / self._count
 
 
 def check_eval_type(eval_type: Any, owner: str) -> str:

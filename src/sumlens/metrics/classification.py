@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from sumlens._checks import check_bool, check_int, check_number
-from sumlens.metrics._base import Metric, check_eval_type, rearrange_inputs, to_numpy
+from sumlens.metrics._base import Metric, RunningMean, check_eval_type, rearrange_inputs
 
 __all__ = [
     "F1",
@@ -81,9 +81,9 @@ class _ClassificationBase(Metric):
     """Input checks and the class count kept across updates."""
 
     def __init__(self, eval_type: str = "classification") -> None:
-        super().__init__()
         self._type = check_eval_type(eval_type, type(self).__name__)
         self._class_num = 0
+        super().__init__()  # last: Accuracy clears here (RunningMean), with all of it set
 
     @property
     def eval_type(self) -> str:
@@ -92,10 +92,7 @@ class _ClassificationBase(Metric):
 
     def _prepare(self, inputs: tuple[Any, ...]) -> tuple[np.ndarray, np.ndarray]:
         """Check ``(y_pred, y)``; return them as arrays (``y`` as int64 indices or 0/1)."""
-        owner = f"{self._name()}.update"
-        self._check_num_inputs(inputs, 2, "predicted value y_pred, true value y")
-        y_pred = to_numpy(inputs[0], name=f"For '{owner}', y_pred")
-        y = to_numpy(inputs[1], name=f"For '{owner}', y")
+        owner, y_pred, y = self._prediction_and_label(inputs)
         if y_pred.ndim < 2:
             raise ValueError(
                 f"For '{owner}', y_pred must have shape (N, C) or (N, C, ...), the class axis "
@@ -136,7 +133,7 @@ class _ClassificationBase(Metric):
         return y_pred, y
 
 
-class Accuracy(_ClassificationBase):
+class Accuracy(_ClassificationBase, RunningMean):
     """Fraction of samples predicted right, as ``mindspore.train.Accuracy``.
 
     With ``eval_type='classification'`` a sample is right when the argmax of ``y_pred``
@@ -149,14 +146,9 @@ class Accuracy(_ClassificationBase):
     0.6667
     """
 
-    def __init__(self, eval_type: str = "classification") -> None:
-        super().__init__(eval_type)
-        self.clear()
-
     def clear(self) -> None:
-        """Forget all updates."""
-        self._correct_num = 0
-        self._total_num = 0
+        """Forget all updates (the number of classes too)."""
+        super().clear()
         self._class_num = 0
 
     @rearrange_inputs
@@ -167,17 +159,10 @@ class Accuracy(_ClassificationBase):
             correct = y_pred.argmax(axis=1) == y
         else:
             correct = (_class_axis_last(y_pred) == _class_axis_last(y)).all(axis=1)
-        self._correct_num += int(correct.sum())
-        self._total_num += int(correct.size)
-
-    def eval(self) -> float:
-        """The accuracy over all updates."""
-        if self._total_num == 0:
-            raise self._empty_error()
-        return self._correct_num / self._total_num
+        self._accumulate(int(correct.sum()), int(correct.size))
 
 
-class TopKCategoricalAccuracy(Metric):
+class TopKCategoricalAccuracy(RunningMean):
     """Fraction of samples whose label is among the ``k`` highest scores of ``y_pred``.
 
     ``y_pred`` is ``(N, C)``; ``y`` is ``(N,)`` class indices or ``(N, C)`` one-hot. Ties
@@ -185,36 +170,20 @@ class TopKCategoricalAccuracy(Metric):
     """
 
     def __init__(self, k: int) -> None:
-        super().__init__()
         self.k = check_int(k, "k", type(self).__name__, 1)
-        self.clear()
-
-    def clear(self) -> None:
-        """Forget all updates."""
-        self._correct_num = 0
-        self._samples_num = 0
+        super().__init__()
 
     @rearrange_inputs
     def update(self, *inputs: Any) -> None:
         """Accumulate one batch ``(y_pred, y)``."""
-        owner = f"{self._name()}.update"
-        self._check_num_inputs(inputs, 2, "predicted value y_pred, true value y")
-        y_pred = to_numpy(inputs[0], name=f"For '{owner}', y_pred")
-        y = to_numpy(inputs[1], name=f"For '{owner}', y")
+        owner, y_pred, y = self._prediction_and_label(inputs)
         if y_pred.ndim != 2:
             raise ValueError(
                 f"For '{owner}', y_pred must have shape (N, C), but got {y_pred.shape}"
             )
         labels = _class_indices(y_pred, y, owner)
         top = np.argsort(-y_pred, axis=1, kind="stable")[:, : self.k]
-        self._correct_num += int((top == labels[:, None]).any(axis=1).sum())
-        self._samples_num += int(labels.shape[0])
-
-    def eval(self) -> float:
-        """The top-k accuracy over all updates."""
-        if self._samples_num == 0:
-            raise self._empty_error()
-        return self._correct_num / self._samples_num
+        self._accumulate(int((top == labels[:, None]).any(axis=1).sum()), int(labels.shape[0]))
 
 
 class Top1CategoricalAccuracy(TopKCategoricalAccuracy):

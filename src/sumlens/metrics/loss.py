@@ -6,26 +6,17 @@ from typing import Any
 
 import numpy as np
 
-from sumlens.metrics._base import Metric, rearrange_inputs, to_numpy
+from sumlens.metrics._base import RunningMean, calculation_error, rearrange_inputs, to_numpy
 
 __all__ = ["Loss"]
 
 
-class Loss(Metric):
+class Loss(RunningMean):
     """Average of the losses of the updates, as ``mindspore.train.Loss``.
 
     ``update(loss)`` takes a scalar (0-d tensor, float) or a 1-d batch of losses, whose
     mean counts as one update; ``eval()`` is the mean over updates.
     """
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.clear()
-
-    def clear(self) -> None:
-        """Forget all updates."""
-        self._sum_loss = 0.0
-        self._total_num = 0
 
     @rearrange_inputs
     def update(self, *inputs: Any) -> None:
@@ -41,14 +32,9 @@ class Loss(Metric):
             )
         if loss.size == 0:
             raise ValueError(f"For '{owner}', loss must not be empty, but got shape {loss.shape}")
-        self._sum_loss += float(loss.astype(np.float64).mean())
-        self._total_num += 1
+        self._accumulate(float(loss.astype(np.float64).mean()), 1)
 
-    def eval(self) -> float:
-        """The mean loss over the updates."""
-        if self._total_num == 0:
-            raise RuntimeError(
-                f"The '{self._name()}' can not be calculated, because the number of samples is "
-                "0; call update() before eval()"
-            )
-        return self._sum_loss / self._total_num
+    def _empty_error(self) -> RuntimeError:
+        return calculation_error(
+            self._name(), "the number of samples is 0; call update() before eval()"
+        )

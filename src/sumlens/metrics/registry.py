@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from sumlens.metrics._base import Metric, _is_torch_tensor, to_numpy
+from sumlens.metrics._base import Metric, _is_torch_tensor, calculation_error, to_numpy
 from sumlens.metrics.classification import (
     F1,
     Accuracy,
@@ -20,14 +20,8 @@ from sumlens.metrics.classification import (
 from sumlens.metrics.loss import Loss
 from sumlens.metrics.regression import MAE, MSE
 
-__all__ = [
-    "TorchMetricAdapter",
-    "UnknownMetricError",
-    "get_metric_fn",
-    "get_metrics",
-    "is_torchmetrics_like",
-    "names",
-]
+__all__ = ["UnknownMetricError", "get_metric_fn", "get_metrics", "names"]  # the names
+__all__ += ["TorchMetricAdapter", "is_torchmetrics_like"]  # torchmetrics objects
 
 _FACTORY: dict[str, Callable[..., Metric]] = {
     "accuracy": Accuracy,
@@ -139,9 +133,8 @@ class TorchMetricAdapter(Metric):
     def eval(self) -> Any:
         """The wrapped ``compute()``; a RuntimeError before any update."""
         if self._updates == 0:
-            raise RuntimeError(
-                f"The '{type(self.metric).__name__}' can not be calculated, because update() "
-                "was not called before eval()"
+            raise calculation_error(
+                type(self.metric).__name__, "update() was not called before eval()"
             )
         return _to_result(self.metric.compute())
 

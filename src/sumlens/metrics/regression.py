@@ -6,22 +6,13 @@ from typing import Any
 
 import numpy as np
 
-from sumlens.metrics._base import Metric, rearrange_inputs, to_numpy
+from sumlens.metrics._base import RunningMean, rearrange_inputs
 
 __all__ = ["MAE", "MSE"]
 
 
-class _ElementwiseError(Metric):
+class _ElementwiseError(RunningMean):
     """Sum of a per-element error over all elements seen, divided by their count."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.clear()
-
-    def clear(self) -> None:
-        """Forget all updates."""
-        self._error_sum = 0.0
-        self._elements_num = 0
 
     @staticmethod
     def _error(diff: np.ndarray) -> np.ndarray:
@@ -30,10 +21,7 @@ class _ElementwiseError(Metric):
     @rearrange_inputs
     def update(self, *inputs: Any) -> None:
         """Accumulate one batch ``(y_pred, y)``; ``y`` must have ``y_pred``'s number of elements."""
-        owner = f"{self._name()}.update"
-        self._check_num_inputs(inputs, 2, "predicted value y_pred, true value y")
-        y_pred = to_numpy(inputs[0], name=f"For '{owner}', y_pred")
-        y = to_numpy(inputs[1], name=f"For '{owner}', y")
+        owner, y_pred, y = self._prediction_and_label(inputs)
         for arg, value in (("y_pred", y_pred), ("y", y)):
             if not (np.issubdtype(value.dtype, np.number) or value.dtype == np.bool_):
                 raise TypeError(
@@ -47,14 +35,7 @@ class _ElementwiseError(Metric):
                 )
             y = y.reshape(y_pred.shape)  # e.g. (N,) against (N, 1), as MindSpore
         diff = y_pred.astype(np.float64) - y.astype(np.float64)
-        self._error_sum += float(self._error(diff).sum())
-        self._elements_num += int(diff.size)
-
-    def eval(self) -> float:
-        """The mean error over all elements of all updates."""
-        if self._elements_num == 0:
-            raise self._empty_error()
-        return self._error_sum / self._elements_num
+        self._accumulate(float(self._error(diff).sum()), int(diff.size))
 
 
 class MAE(_ElementwiseError):

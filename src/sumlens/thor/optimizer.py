@@ -41,6 +41,7 @@ from torch import nn
 
 from sumlens._checks import check_bool, check_int, check_number
 from sumlens._log import logger
+from sumlens._readonly import ReadOnly
 from sumlens.thor.checks import check_float, check_split_indices
 from sumlens.thor.convert_net import ConvertNetUtils, converted_layers
 from sumlens.thor.factors import CONV_STATS, Conv2dTap, Tap
@@ -59,6 +60,10 @@ from sumlens.thor.schedule import Schedule
 __all__ = ["ParamInfo", "Thor", "thor"]
 
 _OWNER = "thor"
+
+ScheduleLike = float | Iterable[float] | torch.Tensor | Callable[[int], float]
+"""What ``lr`` and ``damping`` may be: a number, a sequence indexed by step, or
+``callable(step)`` (see :class:`~sumlens.thor.schedule.Schedule`)."""
 
 
 class ParamInfo(NamedTuple):
@@ -118,8 +123,8 @@ class Thor(torch.optim.Optimizer):
     def __init__(
         self,
         model: nn.Module,
-        lr: float | Iterable[float] | torch.Tensor | Callable[[int], float],
-        damping: float | Iterable[float] | torch.Tensor | Callable[[int], float],
+        lr: ScheduleLike,
+        damping: ScheduleLike,
         momentum: float,
         weight_decay: float = 0.0,
         loss_scale: Any = 1.0,
@@ -206,21 +211,15 @@ class Thor(torch.optim.Optimizer):
 
     # ------------------------------------------------------------------ inspection
 
-    @property
-    def step_count(self) -> int:
-        """``t``: how many steps were taken (the next step is a curvature step iff
-        ``t % frequency == 0``)."""
-        return self._step
-
-    @property
-    def frequency(self) -> int:
-        """The refresh period of the inverses."""
-        return self._frequency
-
-    @property
-    def factorizations(self) -> int:
-        """How many steps recomputed inverses (a curvature step with statistics)."""
-        return self._factorizations
+    step_count = ReadOnly[int](
+        "``t``: how many steps were taken (the next step is a curvature step iff "
+        "``t % frequency == 0``).",
+        attribute="_step",
+    )
+    frequency = ReadOnly[int]("The refresh period of the inverses.")
+    factorizations = ReadOnly[int](
+        "How many steps recomputed inverses (a curvature step with statistics)."
+    )
 
     @property
     def factors(self) -> dict[str, Factors]:
@@ -470,34 +469,20 @@ def _traces(factors: Factors) -> tuple[float, float]:
 
 def thor(
     net: nn.Module,
-    learning_rate: float | Iterable[float] | torch.Tensor | Callable[[int], float],
-    damping: float | Iterable[float] | torch.Tensor | Callable[[int], float],
+    learning_rate: ScheduleLike,
+    damping: ScheduleLike,
     momentum: float,
-    weight_decay: float = 0.0,
-    loss_scale: Any = 1.0,
-    batch_size: int = 32,
-    use_nesterov: bool = False,
-    decay_filter: Callable[[ParamInfo], bool] | None = None,
-    split_indices: list[int] | None = None,
-    enable_clip_grad: bool = False,
-    frequency: int = 100,
-    **options: Any,
+    *args: Any,
+    **kwargs: Any,
 ) -> Thor:
-    """MindSpore's ``nn.thor`` in its positional order: converts ``net`` in place and
-    returns a :class:`Thor` over all its trainable parameters. ``options`` are Thor's
-    keyword-only extensions (``block_size``, ``conv_stats``, ``trace_threshold``)."""
-    return Thor(
-        net,
-        learning_rate,
-        damping,
-        momentum,
-        weight_decay,
-        loss_scale,
-        batch_size,
-        use_nesterov,
-        decay_filter,
-        split_indices,
-        enable_clip_grad,
-        frequency,
-        **options,
-    )
+    """MindSpore's ``nn.thor``: converts ``net`` in place and returns a :class:`Thor` over
+    all its trainable parameters.
+
+    The arguments are :class:`Thor`'s, in MindSpore's positional order, which is Thor's
+    own: after ``momentum`` come ``weight_decay``, ``loss_scale``, ``batch_size``,
+    ``use_nesterov``, ``decay_filter``, ``split_indices``, ``enable_clip_grad`` and
+    ``frequency``, then Thor's keyword-only extensions (``block_size``, ``conv_stats``,
+    ``trace_threshold``). Two are named differently: MindSpore's ``net`` and
+    ``learning_rate`` are Thor's ``model`` and ``lr``.
+    """
+    return Thor(net, learning_rate, damping, momentum, *args, **kwargs)

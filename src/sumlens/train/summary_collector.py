@@ -469,25 +469,19 @@ class SummaryCollector(Callback):
         if self._logged_plan:
             return
         self._logged_plan = True
-        parts = []
-        if self._metric:
-            parts.append("loss")
-        if self._lr:
-            parts.append("learning rate")
-        if self._histograms:
-            parts.append(f"weight histograms ({self._histogram_regex or 'first 5 parameters'})")
-        if self._input:
-            parts.append("input images")
-        if self._graph:
-            parts.append("model graph")
-        if self._dataset_graph:
-            parts.append("dataset graph")
-        if self._train_lineage:
-            parts.append("train lineage")
-        if self._eval_lineage:
-            parts.append("eval lineage")
-        if self._custom_data:
-            parts.append(f"custom lineage ({len(self._custom_data)} keys)")
+        histograms = self._histogram_regex or "first 5 parameters"
+        plan = (
+            (self._metric, "loss"),
+            (self._lr, "learning rate"),
+            (self._histograms, f"weight histograms ({histograms})"),
+            (self._input, "input images"),
+            (self._graph, "model graph"),
+            (self._dataset_graph, "dataset graph"),
+            (self._train_lineage, "train lineage"),
+            (self._eval_lineage, "eval lineage"),
+            (self._custom_data, f"custom lineage ({len(self._custom_data)} keys)"),
+        )
+        parts = [what for wanted, what in plan if wanted]
         if self._landscape_saver is not None:
             parts.append(f"landscape weights ({self._landscape_saver.ckpt_dir})")
         tensors = f"every {self._tensor_freq}" if self._tensor_freq else "at most 20 spread-out"

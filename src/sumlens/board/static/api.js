@@ -1,8 +1,11 @@
-// api.js: the only module that talks HTTP to the board server.
+// api.js: the only module that talks HTTP to the board server: the run list and the scalars,
+// and the kept samples, images, histograms and tensors of the plugin pages.
 //
 // Every URL is built relative to document.baseURI (the page's own directory), never from
 // "/api": behind a reverse proxy with --url-path-prefix /p the page lives at /p/ and the
-// API at /p/api/v1/, and both resolve the same way.
+// API at /p/api/v1/, and both resolve the same way. An error is an ApiError carrying the
+// server's one-line `detail`, which the pages show as text (a bad tensor slice is
+// explained where it was typed).
 
 const API_BASE = new URL('api/v1/', document.baseURI);
 
@@ -22,8 +25,19 @@ export function apiUrl(path, params = []) {
   return url;
 }
 
+/**
+ * The AbortController of a new load by `owner`, which keeps its latest in `owner.controller`:
+ * the load before it is aborted, so a slow answer never overwrites a newer one.
+ */
+export function newController(owner) {
+  owner.controller?.abort();
+  owner.controller = new AbortController();
+  return owner.controller;
+}
+
 async function getJSON(path, params, signal) {
-  // no-cache: revalidate every time, so polling never shows a stale run list.
+  // no-cache: revalidate every time, so polling never shows a stale run list, nor a live
+  // run a stale answer.
   const response = await fetch(apiUrl(path, params), { signal, cache: 'no-cache' });
   if (!response.ok) {
     let detail = response.statusText;
@@ -62,4 +76,43 @@ export function fetchScalars({ runs, tags, axis, smoothing, points, range }, sig
 /** The link that downloads every point of `runs` x `tags` as `format` (csv or json). */
 export function downloadUrl(runs, tags, format) {
   return apiUrl('scalars/download', [...selection(runs, tags), ['format', format]]).href;
+}
+
+/** [['rank', r]] for a rank, [] for files without one (TensorBoard's). */
+function rankParam(rank) {
+  return rank === null || rank === undefined ? [] : [['rank', rank]];
+}
+
+/**
+ * GET /api/v1/samples: the kept steps (and wall times) of one series of `plugin` (image,
+ * histogram, tensor ...), one entry per rank.
+ */
+export function fetchSamples(run, plugin, tag, signal) {
+  return getJSON('samples', [['run', run], ['plugin', plugin], ['tag', tag]], signal);
+}
+
+/** The URL of one stored image (its bytes as written: usable as an <img> src). */
+export function imageUrl(run, tag, step, rank) {
+  return apiUrl('image', [['run', run], ['tag', tag], ['step', step], ...rankParam(rank)]).href;
+}
+
+/** GET /api/v1/histograms: every kept histogram of `tag` in `run`, one series per rank. */
+export function fetchHistograms(run, tag, signal) {
+  return getJSON('histograms', [['run', run], ['tag', tag]], signal);
+}
+
+/**
+ * GET /api/v1/tensor: the tensor `tag` at `step` (newest when null), or its `slice`
+ * (MindInsight's syntax, "[0,:,:]"; whole when null), with statistics and, when `bins` > 0,
+ * a value histogram of the slice.
+ */
+export function fetchTensor(
+  { run, tag, step = null, rank = null, slice = null, bins = 0 },
+  signal,
+) {
+  const params = [['run', run], ['tag', tag], ...rankParam(rank)];
+  if (step !== null && step !== undefined) params.push(['step', step]);
+  if (slice !== null && slice !== undefined) params.push(['slice', slice]);
+  if (bins) params.push(['bins', bins]);
+  return getJSON('tensor', params, signal);
 }

@@ -5,7 +5,7 @@
 // page of hundreds of tags stays light. Each (re)load aborts the one before it, so a slow
 // answer never overwrites a newer one.
 
-import { downloadUrl, fetchScalars } from './api.js';
+import { downloadUrl, fetchScalars, newController } from './api.js';
 import { ScalarChart } from './chart.js';
 import { el, formatCount, plural } from './dom.js';
 
@@ -73,9 +73,7 @@ export class TagCard {
   /** Fetch and draw the tag's series as the view's state says (only while on screen). */
   async load() {
     if (!this.visible) return;
-    this.controller?.abort();
-    const controller = new AbortController();
-    this.controller = controller;
+    const controller = newController(this);
     const context = this.view.context(this.tag);
     this.zoomKey = JSON.stringify(context.zoom);
     this.resetButton.hidden = !context.zoom;

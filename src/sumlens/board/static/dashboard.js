@@ -8,7 +8,14 @@
 // card saying what the run holds: their views come later. Previews load only while the
 // view is shown, and reload when the poller reports that the run changed.
 
-import { fetchScalars } from './api.js';
+import {
+  fetchHistograms,
+  fetchSamples,
+  fetchScalars,
+  fetchTensor,
+  imageUrl,
+  newController,
+} from './api.js';
 import { el, formatTime, plural } from './dom.js';
 import {
   PREVIEW_CURVES,
@@ -17,8 +24,7 @@ import {
   ridgeFigure,
   scalarPreviewFigure,
 } from './figures.js';
-import { fetchHistograms, fetchSamples, fetchTensor, imageUrl } from './plugindata.js';
-import { PALETTE } from './pluginview.js';
+import { PALETTE } from './views.js';
 import { probeShape } from './tensors.js';
 import { defaultSlice, shapeText, tensorTable } from './tensortable.js';
 
@@ -209,9 +215,7 @@ export class DashboardView {
   }
 
   #render(id, run) {
-    this.controller?.abort();
-    const controller = new AbortController();
-    this.controller = controller;
+    const controller = newController(this);
     let text = '';
     if (id === undefined) text = 'No run picked. Open a run’s dashboard from the Runs page.';
     else if (!this.loaded) text = 'Loading…';

@@ -10,7 +10,7 @@
 
 import { el, formatCount, plural } from './dom.js';
 import { MAX_CURVES, drawFigure, histogramFigure, purgeFigure } from './figures.js';
-import { fetchHistograms } from './plugindata.js';
+import { fetchHistograms, newController } from './api.js';
 import { PluginView } from './pluginview.js';
 import { AXES, HISTOGRAM_MODES } from './state.js';
 
@@ -78,9 +78,7 @@ class HistogramCard {
 
   async load() {
     this.stale = false;
-    this.controller?.abort();
-    const controller = new AbortController();
-    this.controller = controller;
+    const controller = newController(this);
     this.element.dataset.state = 'loading';
     try {
       const answers = await Promise.all(

@@ -8,7 +8,7 @@
 // pixels) and its native size, 1:1 (scrollable when large).
 
 import { el, formatCount } from './dom.js';
-import { imageUrl } from './plugindata.js';
+import { imageUrl } from './api.js';
 import { PluginView, SeriesCard } from './pluginview.js';
 import { cardKey } from './state.js';
 import { StepPicker } from './steppicker.js';

@@ -11,13 +11,10 @@
 // methods show(), hide(), refresh() (its runs changed), sync(state, changed) and destroy().
 // SeriesCard is the card of one (run, tag) with a panel per rank, side by side.
 
-import { compileRegex, el, plural } from './dom.js';
-import { fetchSamples } from './plugindata.js';
+import { fetchSamples, newController } from './api.js';
+import { el, plural } from './dom.js';
+import { CardWatch, Colours, TagFilter, removeRun, runsBeside, toolbar } from './views.js';
 
-export const PALETTE = [
-  '#1a73e8', '#e8710a', '#12b5cb', '#e52592', '#7cb342',
-  '#9334e6', '#f9ab00', '#425066', '#d93025', '#00897b',
-];
 const collator = new Intl.Collator('en', { numeric: true });
 
 export class PluginView {
@@ -28,21 +25,17 @@ export class PluginView {
    * controls() (toolbar elements) and syncControls(state); they call start() once built.
    */
   constructor(root, store, { plugin, view, noun, grouped }) {
-    this.root = root;
-    this.store = store;
-    this.plugin = plugin;
-    this.view = view;
-    this.noun = noun;
-    this.grouped = grouped;
+    Object.assign(this, { root, store, plugin, view, noun, grouped });
     this.meta = new Map(); // run id -> its /runs entry
     this.loaded = false;
     this.cards = new Map(); // card key -> card
     this.groups = new Map(); // tag -> its section (grouped views)
     this.signatures = new Map(); // run id -> what of it the cards show, as JSON
-    this.colours = new Map();
+    this.colours = new Colours();
     this.byElement = new WeakMap();
-    this.observer = new IntersectionObserver((entries) => this.#onIntersect(entries), {
-      rootMargin: '300px 0px',
+    this.watch = new CardWatch(300, (element) => {
+      const card = this.byElement.get(element);
+      return card && this.cards.has(card.key) ? card : null;
     });
     this.#build(root);
     store.subscribe((state, changed) => this.#onState(state, changed));
@@ -71,9 +64,7 @@ export class PluginView {
 
   /** A series' colour and label: a run's ranks are told apart when it has several. */
   style(run, rank, ranked) {
-    const key = ranked ? `${run}\u0000${rank}` : run;
-    if (!this.colours.has(key)) this.colours.set(key, PALETTE[this.colours.size % PALETTE.length]);
-    return { colour: this.colours.get(key), label: ranked ? `${run} (rank ${rank})` : run };
+    return this.colours.style(run, rank, ranked);
   }
 
   /** The colour swatches of a run: one per rank when it has several. */
@@ -108,14 +99,7 @@ export class PluginView {
   }
 
   #build(root) {
-    this.tagFilter = el('input', {
-      type: 'search',
-      class: 'search-input',
-      placeholder: 'Filter tags (regex)',
-      'aria-label': 'Filter tags (regular expression)',
-      oninput: () => this.store.set({ tags: this.tagFilter.value }),
-    });
-    this.tagCount = el('span', { class: 'count muted' });
+    this.tagFilter = new TagFilter(this.store);
     this.allBox = el('input', {
       type: 'checkbox',
       'aria-label': `Show every ${this.plugin} tag that matches the filter`,
@@ -131,11 +115,8 @@ export class PluginView {
     this.grid = el('div', { class: this.grouped ? 'tag-groups' : 'pcard-grid' });
     this.message = el('p', { class: 'empty-note', hidden: true });
     root.append(
-      el(
-        'div',
-        { class: 'toolbar' },
-        el('div', { class: 'search' }, this.tagFilter),
-        this.tagCount,
+      toolbar(
+        ...this.tagFilter.elements,
         ...this.controls(),
       ),
       el(
@@ -144,15 +125,9 @@ export class PluginView {
         el('label', { class: 'tag-pick all' }, this.allBox, 'All'),
         this.tagPicks,
       ),
-      el(
-        'div',
-        { class: 'scalars-body' },
-        el(
-          'aside',
-          { class: 'sidebar' },
-          el('div', { class: 'sidebar-head' }, el('h2', { text: 'Runs' }), this.editLink),
-          this.runList,
-        ),
+      runsBeside(
+        this.runList,
+        this.editLink,
         el('div', { class: 'view-cards' }, this.message, this.grid),
       ),
     );
@@ -165,7 +140,7 @@ export class PluginView {
   }
 
   #syncAll(state) {
-    if (this.tagFilter.value !== state.tags) this.tagFilter.value = state.tags;
+    this.tagFilter.sync(state);
     this.editLink.setAttribute('href', this.store.href({ view: 'runs' }));
     this.syncControls(state);
   }
@@ -187,7 +162,7 @@ export class PluginView {
   #rebuild() {
     const { runs, tags: filter, off } = this.state;
     this.signatures = new Map(runs.map((id) => [id, this.#signature(id)]));
-    this.#assignColours(runs);
+    this.colours.assign(runs, this.meta);
     this.#renderRunLegend(runs);
     const tagsOf = new Map(); // tag -> the selected runs that have it
     for (const id of runs) {
@@ -196,17 +171,15 @@ export class PluginView {
         tagsOf.get(tag).push(id);
       }
     }
-    const { re, error } = filter ? compileRegex(filter) : {};
-    this.tagFilter.classList.toggle('invalid', Boolean(error));
-    this.tagFilter.title = error ?? '';
+    const matches = this.tagFilter.matcher(filter);
     const all = [...tagsOf.keys()].sort(collator.compare);
-    this.matching = all.filter((tag) => !re || re.test(tag));
+    this.matching = all.filter(matches);
     const prefix = `${this.plugin}:`;
     const unticked = new Set(
       off.filter((e) => e.startsWith(prefix)).map((e) => e.slice(prefix.length)),
     );
     const shown = this.matching.filter((tag) => !unticked.has(tag));
-    this.tagCount.textContent = `${shown.length} of ${plural(all.length, 'tag')}`;
+    this.tagFilter.counted(shown.length, all.length);
     this.#renderTagPicks(unticked);
 
     const wanted = new Map(); // card key -> [tag, run]
@@ -214,12 +187,7 @@ export class PluginView {
       if (!this.grouped) wanted.set(JSON.stringify([tag]), [tag, null]);
       else for (const run of tagsOf.get(tag)) wanted.set(JSON.stringify([tag, run]), [tag, run]);
     }
-    for (const [key, card] of this.cards) {
-      if (wanted.has(key)) continue;
-      this.observer.unobserve(card.element);
-      card.destroy();
-      this.cards.delete(key);
-    }
+    this.watch.drop(this.cards, wanted);
     const order = [];
     for (const [key, [tag, run]] of wanted) {
       let card = this.cards.get(key);
@@ -228,7 +196,7 @@ export class PluginView {
         card.key = key;
         this.cards.set(key, card);
         this.byElement.set(card.element, card);
-        this.observer.observe(card.element);
+        this.watch.add(card);
       }
       if (!this.grouped) card.setRuns?.(tagsOf.get(tag));
       order.push([tag, card]);
@@ -282,28 +250,12 @@ export class PluginView {
     this.allBox.disabled = !this.matching.length;
   }
 
-  #assignColours(runs) {
-    this.colours.clear();
-    for (const id of runs) {
-      const ranks = this.meta.get(id)?.ranks ?? [];
-      if (ranks.length > 1) for (const rank of ranks) this.style(id, rank, true);
-      else this.style(id, null, false);
-    }
-  }
-
   #renderRunLegend(runs) {
     this.runList.replaceChildren(
       ...runs.map((id) => {
         const run = this.meta.get(id);
         const count = run?.tags[this.plugin]?.length ?? 0;
-        const remove = el('button', {
-          class: 'icon-button',
-          type: 'button',
-          title: 'Remove from the selection',
-          'aria-label': `Remove ${id}`,
-          text: '×',
-          onclick: () => this.store.set({ runs: this.state.runs.filter((r) => r !== id) }),
-        });
+        const remove = removeRun(this.store, id);
         const dashboard = el('a', {
           class: 'link',
           title: `Training dashboard of ${id}`,
@@ -340,15 +292,6 @@ export class PluginView {
     else if (!shownCount) text = 'No tag matches the filter (or every tag is unticked).';
     this.message.textContent = text;
     this.message.hidden = !text;
-  }
-
-  #onIntersect(entries) {
-    for (const entry of entries) {
-      const card = this.byElement.get(entry.target);
-      if (!card || !this.cards.has(card.key)) continue;
-      if (entry.isIntersecting && !card.visible) card.show();
-      else if (!entry.isIntersecting && card.visible) card.hide();
-    }
   }
 }
 
@@ -430,9 +373,7 @@ export class SeriesCard {
 
   async load() {
     this.stale = false;
-    this.controller?.abort();
-    const controller = new AbortController();
-    this.controller = controller;
+    const controller = newController(this);
     if (!this.panels.size) this.element.dataset.state = 'loading';
     try {
       const { signal } = controller;

@@ -10,6 +10,14 @@ const MIN_PERIOD_S = 0.5;
 const MAX_PERIOD_S = 10;
 
 export class Poller {
+  enabled = true;
+  version = null; // of the last response handed on
+  period = DEFAULT_PERIOD_S;
+  loading = false;
+  timer = 0;
+  running = null; // the poll in progress
+  again = false; // poll again once it is done
+
   /**
    * `onData(data, forced)` gets each changed (or forced) /runs response; `onError(err)` each
    * failure and `onError(null)` the next success.
@@ -17,13 +25,6 @@ export class Poller {
   constructor({ onData, onError }) {
     this.onData = onData;
     this.onError = onError;
-    this.enabled = true;
-    this.version = null;
-    this.period = DEFAULT_PERIOD_S;
-    this.loading = false;
-    this.timer = 0;
-    this.running = null;
-    this.again = false;
     document.addEventListener('visibilitychange', () => {
       if (!document.hidden && this.enabled) this.refresh();
     });

@@ -8,13 +8,10 @@
 
 import { downloadUrl } from './api.js';
 import { TagCard } from './card.js';
-import { compileRegex, el, plural } from './dom.js';
+import { el } from './dom.js';
 import { AXES, MAX_SMOOTHING } from './state.js';
+import { CardWatch, Colours, TagFilter, removeRun, runsBeside, toolbar } from './views.js';
 
-const PALETTE = [
-  '#1a73e8', '#e8710a', '#12b5cb', '#e52592', '#7cb342',
-  '#9334e6', '#f9ab00', '#425066', '#d93025', '#00897b',
-];
 const AXIS_LABELS = { step: 'Step', relative: 'Relative', wall: 'Wall time' };
 const SMOOTHING_COMMIT_MS = 200; // the slider refetches at most this often while dragged
 const collator = new Intl.Collator('en', { numeric: true });
@@ -25,11 +22,9 @@ export class ScalarsView {
     this.meta = new Map(); // run id -> its /runs entry
     this.loaded = false;
     this.cards = new Map(); // tag -> TagCard
-    this.colours = new Map();
+    this.colours = new Colours();
     this.signature = '';
-    this.observer = new IntersectionObserver((entries) => this.#onIntersect(entries), {
-      rootMargin: '200px 0px',
-    });
+    this.watch = new CardWatch(200, (element) => this.cards.get(element.dataset.tag));
     this.#build(root);
     this.#syncControls(store.state);
     store.subscribe((state, changed) => this.#onState(state, changed));
@@ -61,20 +56,11 @@ export class ScalarsView {
   /** A series' colour and label; a run's ranks are separate series, "run (rank 1)". */
   style = (run, rank) => {
     const ranked = (this.meta.get(run)?.ranks.length ?? 0) > 1 && rank !== null;
-    const key = ranked ? `${run}\u0000${rank}` : run;
-    if (!this.colours.has(key)) this.colours.set(key, PALETTE[this.colours.size % PALETTE.length]);
-    return { colour: this.colours.get(key), label: ranked ? `${run} (rank ${rank})` : run };
+    return this.colours.style(run, rank, ranked);
   };
 
   #build(root) {
-    this.tagFilter = el('input', {
-      type: 'search',
-      class: 'search-input',
-      placeholder: 'Filter tags (regex)',
-      'aria-label': 'Filter tags (regular expression)',
-      oninput: () => this.store.set({ tags: this.tagFilter.value }),
-    });
-    this.tagCount = el('span', { class: 'count muted' });
+    this.tagFilter = new TagFilter(this.store);
     this.slider = el('input', {
       type: 'range',
       min: '0',
@@ -128,11 +114,8 @@ export class ScalarsView {
     this.grid = el('div', { class: 'card-grid' });
     this.message = el('p', { class: 'empty-note', hidden: true });
     root.append(
-      el(
-        'div',
-        { class: 'toolbar' },
-        el('div', { class: 'search' }, this.tagFilter),
-        this.tagCount,
+      toolbar(
+        ...this.tagFilter.elements,
         el('label', { class: 'control' }, 'Smoothing', this.slider, this.smoothingBox),
         el(
           'div',
@@ -144,15 +127,9 @@ export class ScalarsView {
         this.resetAll,
         el('span', { class: 'download muted' }, 'Download', this.csv, this.json),
       ),
-      el(
-        'div',
-        { class: 'scalars-body' },
-        el(
-          'aside',
-          { class: 'sidebar' },
-          el('div', { class: 'sidebar-head' }, el('h2', { text: 'Runs' }), this.editLink),
-          this.runList,
-        ),
+      runsBeside(
+        this.runList,
+        this.editLink,
         el('div', { class: 'cards' }, this.message, this.grid),
       ),
     );
@@ -181,7 +158,7 @@ export class ScalarsView {
   }
 
   #syncControls(state) {
-    if (this.tagFilter.value !== state.tags) this.tagFilter.value = state.tags;
+    this.tagFilter.sync(state);
     // Not while the user edits them (a committed value would jump back under the cursor).
     const smoothing = String(state.smoothing);
     if (document.activeElement !== this.smoothingBox) this.smoothingBox.value = smoothing;
@@ -208,45 +185,26 @@ export class ScalarsView {
   #rebuild() {
     this.signature = this.#signature();
     const { runs, tags: filter } = this.store.state;
-    this.#assignColours(runs);
+    this.colours.assign(runs, this.meta);
     this.#renderRunLegend(runs);
     const all = new Set();
     for (const id of runs) for (const tag of this.meta.get(id)?.tags.scalar ?? []) all.add(tag);
-    const { re, error } = filter ? compileRegex(filter) : {};
-    this.tagFilter.classList.toggle('invalid', Boolean(error));
-    this.tagFilter.title = error ?? '';
-    const tags = [...all].filter((tag) => !re || re.test(tag)).sort(collator.compare);
-    this.tagCount.textContent = `${tags.length} of ${plural(all.size, 'tag')}`;
+    const tags = [...all].filter(this.tagFilter.matcher(filter)).sort(collator.compare);
+    this.tagFilter.counted(tags.length, all.size);
     this.shownTags = tags;
 
-    const keep = new Set(tags);
-    for (const [tag, card] of this.cards) {
-      if (!keep.has(tag)) {
-        this.observer.unobserve(card.element);
-        card.destroy();
-        this.cards.delete(tag);
-      }
-    }
+    this.watch.drop(this.cards, new Set(tags));
     for (const tag of tags) {
       let card = this.cards.get(tag);
       if (!card) {
         card = new TagCard(tag, this);
         this.cards.set(tag, card);
-        this.observer.observe(card.element);
+        this.watch.add(card);
       }
       this.grid.append(card.element); // in tag order (moving an element keeps its chart)
     }
     this.#updateLinks();
     this.#showMessage(runs, all.size, tags.length);
-  }
-
-  #assignColours(runs) {
-    this.colours.clear();
-    for (const id of runs) {
-      const ranks = this.meta.get(id)?.ranks ?? [];
-      if (ranks.length > 1) for (const rank of ranks) this.style(id, rank);
-      else this.style(id, null);
-    }
   }
 
   #renderRunLegend(runs) {
@@ -261,14 +219,7 @@ export class ScalarsView {
             style: `background:${this.style(id, rank).colour}`,
           }),
         );
-        const remove = el('button', {
-          class: 'icon-button',
-          type: 'button',
-          title: 'Remove from the selection',
-          'aria-label': `Remove ${id}`,
-          text: '×',
-          onclick: () => this.store.set({ runs: this.store.state.runs.filter((r) => r !== id) }),
-        });
+        const remove = removeRun(this.store, id);
         const name = el('span', { class: 'run-name', title: id, text: id });
         const note =
           this.loaded && !run
@@ -300,15 +251,6 @@ export class ScalarsView {
 
   #reloadVisible() {
     for (const card of this.cards.values()) card.load();
-  }
-
-  #onIntersect(entries) {
-    for (const entry of entries) {
-      const card = this.cards.get(entry.target.dataset.tag);
-      if (!card) continue;
-      if (entry.isIntersecting && !card.visible) card.show();
-      else if (!entry.isIntersecting && card.visible) card.hide();
-    }
   }
 }
 

@@ -17,8 +17,6 @@ export class StepPicker {
     this.steps = [];
     this.walls = [];
     this.index = -1;
-    this.label = el('span', { class: 'step-label' });
-    this.time = el('span', { class: 'step-time muted' });
     this.slider = el('input', {
       type: 'range',
       class: 'step-slider',
@@ -29,6 +27,8 @@ export class StepPicker {
       oninput: () => this.#pick(Number(this.slider.value)),
       onchange: () => this.#commit(),
     });
+    this.label = el('span', { class: 'step-label' });
+    this.time = el('span', { class: 'step-time muted' });
     this.element = el(
       'div',
       { class: 'step-picker' },

@@ -8,10 +8,9 @@
 // To know the shape before the first slice, a panel asks for the empty slice "[0:0]"
 // (shape, dtype and statistics, no values); a 0-D tensor refuses it and is asked for whole.
 
-import { ApiError } from './api.js';
+import { ApiError, fetchTensor, newController } from './api.js';
 import { el } from './dom.js';
 import { drawFigure, purgeFigure, valueHistogramFigure } from './figures.js';
-import { fetchTensor } from './plugindata.js';
 import { PluginView, SeriesCard } from './pluginview.js';
 import { BINS, MAX_DIGITS, cardKey } from './state.js';
 import { StepPicker } from './steppicker.js';
@@ -139,9 +138,7 @@ class TensorPanel {
       this.stale = true;
       return;
     }
-    this.controller?.abort();
-    const controller = new AbortController();
-    this.controller = controller;
+    const controller = newController(this);
     const { signal } = controller;
     const step = this.picker.step;
     if (step === undefined) return;

@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 from sumlens._checks import check_bool, check_int
+from sumlens._readonly import ReadOnly
 from sumlens.train import crypto
 from sumlens.train.checkpoint import check_async_save
 
@@ -24,6 +25,14 @@ __all__ = ["CheckpointConfig"]
 
 _APPEND_NAMES = ("epoch_num", "step_num")
 _FORMATS = ("ckpt", "safetensors")
+_POLICY = (
+    "save_checkpoint_steps",
+    "save_checkpoint_seconds",
+    "keep_checkpoint_max",
+    "keep_checkpoint_per_n_minutes",
+    "saved_network",
+)
+"""The settings :meth:`CheckpointConfig.get_checkpoint_policy` returns, in its order."""
 
 
 def _check_append_info(append_info: object) -> dict[str, Any] | None:
@@ -161,75 +170,28 @@ class CheckpointConfig:
         self._append_dict = _check_append_info(append_info)
 
     # read-only views -------------------------------------------------------------------
-    @property
-    def save_checkpoint_steps(self) -> int | None:
-        return self._save_checkpoint_steps
-
-    @property
-    def save_checkpoint_seconds(self) -> int | None:
-        return self._save_checkpoint_seconds
-
-    @property
-    def keep_checkpoint_max(self) -> int | None:
-        return self._keep_checkpoint_max
-
-    @property
-    def keep_checkpoint_per_n_minutes(self) -> int | None:
-        return self._keep_checkpoint_per_n_minutes
-
-    @property
-    def integrated_save(self) -> bool:
-        return self._integrated_save
-
-    @property
-    def async_save(self) -> bool | str:
-        return self._async_save
-
-    @property
-    def saved_network(self) -> torch.nn.Module | None:
-        return self._saved_network
-
-    @property
-    def enc_key(self) -> bytes | None:
-        return self._enc_key
-
-    @property
-    def enc_mode(self) -> str:
-        return self._enc_mode
+    save_checkpoint_steps = ReadOnly[int | None]()
+    save_checkpoint_seconds = ReadOnly[int | None]()
+    keep_checkpoint_max = ReadOnly[int | None]()
+    keep_checkpoint_per_n_minutes = ReadOnly[int | None]()
+    integrated_save = ReadOnly[bool]()
+    async_save = ReadOnly[bool | str]()
+    saved_network = ReadOnly[torch.nn.Module | None]()
+    enc_key = ReadOnly[bytes | None]()
+    enc_mode = ReadOnly[str]()
+    exception_save = ReadOnly[bool]()
+    crc_check = ReadOnly[bool]()
+    remove_redundancy = ReadOnly[bool]()
+    format = ReadOnly[str]()
+    save_on_all_ranks = ReadOnly[bool]()
 
     @property
     def append_dict(self) -> dict[str, Any] | None:
         return None if self._append_dict is None else dict(self._append_dict)
 
-    @property
-    def exception_save(self) -> bool:
-        return self._exception_save
-
-    @property
-    def crc_check(self) -> bool:
-        return self._crc_check
-
-    @property
-    def remove_redundancy(self) -> bool:
-        return self._remove_redundancy
-
-    @property
-    def format(self) -> str:
-        return self._format
-
-    @property
-    def save_on_all_ranks(self) -> bool:
-        return self._save_on_all_ranks
-
     def get_checkpoint_policy(self) -> dict[str, Any]:
         """The resolved trigger and retention values (and ``saved_network``)."""
-        return {
-            "save_checkpoint_steps": self._save_checkpoint_steps,
-            "save_checkpoint_seconds": self._save_checkpoint_seconds,
-            "keep_checkpoint_max": self._keep_checkpoint_max,
-            "keep_checkpoint_per_n_minutes": self._keep_checkpoint_per_n_minutes,
-            "saved_network": self._saved_network,
-        }
+        return {name: getattr(self, f"_{name}") for name in _POLICY}
 
     def __repr__(self) -> str:
         policy = {k: v for k, v in self.get_checkpoint_policy().items() if k != "saved_network"}

@@ -22,17 +22,12 @@ class ReduceLROnPlateau(MonitorCallback):
 
     runs_in_fit_eval = False
 
+    # MindSpore's parameters, in its positional order.
     def __init__(
-        self,
-        monitor: str = "eval_loss",
-        factor: float = 0.1,
-        patience: int = 10,
-        verbose: bool = False,
-        mode: str = "auto",
-        min_delta: float = 1e-4,
-        cooldown: int = 0,
-        min_lr: float = 0,
-    ) -> None:
+        self, monitor: str = "eval_loss", factor: float = 0.1, patience: int = 10,
+        verbose: bool = False, mode: str = "auto", min_delta: float = 1e-4,
+        cooldown: int = 0, min_lr: float = 0,
+    ) -> None:  # fmt: skip
         super().__init__(monitor=monitor, mode=mode, min_delta=min_delta)
         owner = type(self).__name__
         self.factor = check_number(factor, "factor", owner)
