@@ -65,6 +65,19 @@ def test_pieces_add_up_to_one_read(tmp_path: Path, fmt: str, scalar_engine: str)
         np.testing.assert_array_equal(again[0].value.counts, event.value.counts)
 
 
+def test_one_tag_of_a_step_is_read_alone(tmp_path: Path) -> None:
+    path = _write(tmp_path, "mindspore", range(1, 11))
+    found: list[tuple[Event, int, int]] = []
+    read_file_scalars(path, other=lambda *f: found.append(f))
+    event, at, length = found[-1]
+    everything = read_events_at(path, "summary", at, length)
+    assert {e.tag for e in everything} == {"loss", "acc", "w"}
+    (alone,) = read_events_at(path, "summary", at, length, tag="w")
+    assert (alone.step, alone.plugin) == (event.step, "histogram")
+    np.testing.assert_array_equal(alone.value.counts, event.value.counts)
+    assert read_events_at(path, "summary", at, length, tag="nope") == []
+
+
 def test_a_replaced_record_is_not_taken_for_the_old_one(tmp_path: Path) -> None:
     path = _write(tmp_path, "tensorboard", range(1, 20))
     found: list[tuple[Event, int, int]] = []

@@ -361,7 +361,9 @@ class Loader:
         if state is None:
             return None
         try:
-            events = read_events_at(path, state.kind, int(item["offset"]), int(item["length"]))
+            events = read_events_at(
+                path, state.kind, int(item["offset"]), int(item["length"]), samples.tag
+            )
         except (OSError, PayloadError):
             return None
         for event in events:

@@ -37,6 +37,7 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Callable, Iterable
+from functools import partial
 
 import numpy as np
 from google.protobuf.message import DecodeError
@@ -237,7 +238,20 @@ def decode_summary(payload: bytes, file_name: str, stats: ReadStats) -> list[Eve
     return _checked(_summary_events, payload, file_name, stats)
 
 
-def _summary_events(payload: bytes, file_name: str, skipped: list[str]) -> list[Event]:
+def decode_tag(kind: str, payload: bytes, file_name: str, tag: str) -> list[Event]:
+    """The events named ``tag`` in one record (a :class:`PayloadError` if it does not decode).
+
+    A MindSpore record holds every value of a step; only those named ``tag`` are turned
+    into arrays here, so reading one histogram back from a step of hundreds costs one.
+    """
+    if kind == "summary":
+        return _checked(partial(_summary_events, tag=tag), payload, file_name, ReadStats())
+    return [e for e in DECODERS[kind](payload, file_name, ReadStats()) if e.tag == tag]
+
+
+def _summary_events(
+    payload: bytes, file_name: str, skipped: list[str], tag: str | None = None
+) -> list[Event]:
     event = summary_pb2.Event.FromString(payload)
     what = event.WhichOneof("what")
     step, wall_time = event.step, event.wall_time
@@ -246,6 +260,8 @@ def _summary_events(payload: bytes, file_name: str, skipped: list[str]) -> list[
         for value in event.summary.value:
             if isinstance(value.tag, bytes):  # proto2 keeps a tag that is not UTF-8 as bytes
                 raise PayloadError(f"tag {value.tag[:40]!r} is not UTF-8 text")
+            if tag is not None and value.tag != tag:
+                continue
             kind = value.WhichOneof("value")
             if kind == "scalar_value":
                 out.append(Event(step, wall_time, "scalar", value.tag, value.scalar_value))
@@ -264,7 +280,7 @@ def _summary_events(payload: bytes, file_name: str, skipped: list[str]) -> list[
             else:
                 skipped.append("empty_value")
         return out
-    if what == "graph_def":
+    if what == "graph_def" and tag in (None, file_name):
         return [Event(step, wall_time, "graph", file_name, event.graph_def)]
     if what == "explain":
         skipped.append("explain")

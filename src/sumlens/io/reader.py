@@ -16,7 +16,7 @@ from typing import BinaryIO
 
 from sumlens._log import warn_once
 from sumlens.io.crc import masked_crc32c
-from sumlens.io.decode import DECODERS, PayloadError
+from sumlens.io.decode import DECODERS, PayloadError, decode_tag
 from sumlens.io.events import Event
 from sumlens.io.framing import HEADER_SIZE, OVERHEAD, ReadStats, scan_all, valid_header_at
 from sumlens.io.naming import event_files, file_kind
@@ -168,9 +168,10 @@ def note_unreadable(err: NotAnEventFileError, stats: ReadStats) -> None:
 
 
 def read_events_at(
-    path: str | os.PathLike[str], kind: str, offset: int, length: int
+    path: str | os.PathLike[str], kind: str, offset: int, length: int, tag: str | None = None
 ) -> list[Event]:
-    """The events of the one record whose payload is ``length`` bytes at ``offset``.
+    """The events of the one record whose payload is ``length`` bytes at ``offset``
+    (only those named ``tag`` when given: the step's other values are not decoded).
 
     For readers that remembered where a value was (see ``other`` of
     :func:`sumlens.io.read_file_scalars`) and read it only when it is asked for. Raises
@@ -191,6 +192,8 @@ def read_events_at(
         or masked_crc32c(payload) != int.from_bytes(crc, "little")
     ):
         raise PayloadError(f"no record of {length} bytes at offset {offset} of {os.fspath(path)!r}")
+    if tag is not None:
+        return decode_tag(kind, payload, os.path.basename(path), tag)
     return DECODERS[kind](payload, os.path.basename(path), ReadStats())
 
 
