@@ -151,7 +151,8 @@ class RunState:
         scalar_tags = sorted({s.tag for s in self.series.values() if s.count})
         if scalar_tags:
             tags["scalar"] = scalar_tags
-        ranks = sorted({s.rank for s in self.series.values() if s.rank is not None})
+        ranks = {s.rank for s in self.series.values() if s.rank is not None}
+        ranks.update(int(key.split("\0", 1)[0]) for key in self.buckets if key[0] != "-")
         return {
             "id": self.id,
             "created": self.created,
@@ -159,7 +160,7 @@ class RunState:
             "status": self.status,
             "error": self.error,
             "tags": tags,
-            "ranks": ranks,
+            "ranks": sorted(ranks),
             "points": sum(s.count for s in self.series.values()),
             "files": len(self.files),
             "damage": {

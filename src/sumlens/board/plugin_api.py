@@ -122,7 +122,7 @@ def make_plugin_router(loader: Loader) -> APIRouter:
         return Response(
             picture.encoded,
             media_type=media or "application/octet-stream",
-            headers={"Cache-Control": "private, max-age=3600"},
+            headers={"Cache-Control": "no-cache"},  # a resumed run may rewrite a step
         )
 
     @router.get("/histograms", summary="Every kept histogram of a tag, per rank")
