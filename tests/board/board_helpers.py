@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import socket
 import threading
 import time
@@ -32,6 +33,20 @@ def write_run(
             for tag in tags:
                 record.add_value("scalar", tag, value(tag, step))
             record.record(step)
+
+
+@contextlib.contextmanager
+def rank_env(rank: int) -> Iterator[None]:
+    """``$RANK`` set to ``rank`` for the block (the writer names its files after it)."""
+    before = os.environ.get("RANK")
+    os.environ["RANK"] = str(rank)
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["RANK"]
+        else:
+            os.environ["RANK"] = before
 
 
 def free_port() -> int:

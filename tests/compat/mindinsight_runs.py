@@ -19,13 +19,11 @@ Values are exact on every machine (no training), so both servers must agree exac
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 import torch
+from board_helpers import rank_env
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
@@ -157,25 +155,11 @@ def write_all_plugins(log_dir: Path, max_file_size: int | None = None) -> None:
             record.record(step)
 
 
-@contextmanager
-def _rank(rank: int) -> Iterator[None]:
-    """``$RANK`` set to ``rank`` while a record is opened (the writer reads it then)."""
-    before = os.environ.get("RANK")
-    os.environ["RANK"] = str(rank)
-    try:
-        yield
-    finally:
-        if before is None:
-            del os.environ["RANK"]
-        else:
-            os.environ["RANK"] = before
-
-
 def write_two_ranks(log_dir: Path) -> None:
     """Ranks 0 and 1 record the same tags, with values that tell them apart."""
     records = []
     for rank in (0, 1):
-        with _rank(rank):
+        with rank_env(rank):
             records.append(SummaryRecord(log_dir, raise_exception=True))
     for rank, record in enumerate(records):
         with record:

@@ -8,16 +8,13 @@ with a corrupt record, and a run and a tag named like an HTML injection.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import shutil
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from board_helpers import wait_until, write_run
+from board_helpers import rank_env, wait_until, write_run
 
 XSS = "<img src=x onerror=alert(1)>"
 LONG_STEPS = 100_000
@@ -41,20 +38,6 @@ RUN_IDS = [
 def value(tag: str, step: int) -> float:
     """The value written at ``step``: a decaying curve with deterministic noise."""
     return 2.0 / (1 + step / 40) + 0.1 * ((step * 7919 + len(tag)) % 13) / 13
-
-
-@contextlib.contextmanager
-def rank_env(rank: int) -> Iterator[None]:
-    """``$RANK`` set to ``rank`` for the block (the writer names its files after it)."""
-    before = os.environ.get("RANK")
-    os.environ["RANK"] = str(rank)
-    try:
-        yield
-    finally:
-        if before is None:
-            del os.environ["RANK"]
-        else:
-            os.environ["RANK"] = before
 
 
 def write_base(base: Path, golden_dir: Path) -> None:

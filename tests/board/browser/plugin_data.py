@@ -14,7 +14,7 @@ import shutil
 from pathlib import Path
 
 import numpy as np
-from board_data import rank_env
+from board_helpers import rank_env
 
 from sumlens import SummaryRecord
 from sumlens.io import Image, iter_events
