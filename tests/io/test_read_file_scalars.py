@@ -65,6 +65,41 @@ def test_pieces_add_up_to_one_read(tmp_path: Path, fmt: str, scalar_engine: str)
         np.testing.assert_array_equal(again[0].value.counts, event.value.counts)
 
 
+@pytest.mark.parametrize("fmt", ["mindspore", "tensorboard"])
+def test_an_indexing_read_leaves_values_unconverted(
+    tmp_path: Path, fmt: str, scalar_engine: str
+) -> None:
+    with SummaryRecord(tmp_path, file_format=fmt) as record:
+        for step in range(1, 13):
+            record.add_value("scalar", "loss", 1.0 / step)
+            record.add_value("histogram", "w", np.arange(8, dtype=np.float32) * step)
+            record.add_value("tensor", "act", np.full((2, 3), step, dtype=np.float32))
+            record.add_value("image", "x", np.full((1, 3, 4, 4), step / 12, dtype=np.float32))
+            record.record(step)
+    (path,) = [p for p in resolve_files(tmp_path) if "lineage" not in p.name]
+    read: dict[bool, tuple[dict, list[tuple[Event, int, int]]]] = {}
+    for values in (True, False):
+        found: list[tuple[Event, int, int]] = []
+        columns, end = read_file_scalars(
+            path, engine=scalar_engine, other=lambda *f: found.append(f), values=values
+        )
+        assert end == path.stat().st_size
+        read[values] = columns, found
+    (full_columns, full), (index_columns, index) = read[True], read[False]
+    assert sorted(full_columns) == sorted(index_columns) == ["loss"]
+    np.testing.assert_array_equal(full_columns["loss"][2], index_columns["loss"][2])
+    where = [(e.step, e.wall_time, e.plugin, e.tag, at, n) for e, at, n in full]
+    assert where == [(e.step, e.wall_time, e.plugin, e.tag, at, n) for e, at, n in index]
+    assert {e.plugin for e, _, _ in index} == {"histogram", "tensor", "image"}
+    for event, _, _ in index:
+        converted = event.plugin == "image"  # an image is its bytes: nothing to convert
+        assert (event.value is not None) == converted
+    kind = "summary" if fmt == "mindspore" else "tensorboard"
+    event, at, length = next(f for f in index if f[0].plugin == "tensor")
+    (again,) = read_events_at(path, kind, at, length, tag="act")
+    np.testing.assert_array_equal(again.value, np.full((2, 3), event.step, dtype=np.float32))
+
+
 def test_one_tag_of_a_step_is_read_alone(tmp_path: Path) -> None:
     path = _write(tmp_path, "mindspore", range(1, 11))
     found: list[tuple[Event, int, int]] = []

@@ -528,6 +528,7 @@ class Loader:
                     stats=stats,
                     other=self._sample_collector(run, state),
                     limit=READ_LIMIT,
+                    values=False,  # indexed only: a value is read back when a page asks
                 )
             except NotAnEventFileError:
                 state.unreadable = True

@@ -33,38 +33,53 @@ list) and its record's payload offset and length in that file."""
 
 
 class SampleBucket:
-    """At most ``cap`` evenly spaced samples of one series, with its first and newest."""
+    """At most ``cap`` evenly spaced samples of one series, with its first and newest.
 
-    __slots__ = ("cap", "items", "seen", "stride")
+    Offers arrive by the hundred thousand while a large run loads, so they go to a plain
+    list of rows (a few microseconds each); :attr:`items` is the numpy view of them,
+    built when asked for after a change.
+    """
+
+    __slots__ = ("_items", "_rows", "cap", "seen", "stride")
 
     def __init__(self, cap: int, items: np.ndarray | None = None, stride: int = 1) -> None:
         self.cap = max(2, cap)
-        self.items = np.empty(0, dtype=SAMPLE) if items is None else items
+        self._rows: list[tuple[int, int, float, int, int, int]] = (
+            [] if items is None else [tuple(row) for row in items.tolist()]
+        )
+        self._items: np.ndarray | None = None
         self.stride = stride
-        self.seen = int(self.items["pos"].max()) + 1 if self.items.size else 0
+        self.seen = max(row[0] for row in self._rows) + 1 if self._rows else 0
+
+    @property
+    def items(self) -> np.ndarray:
+        """The kept samples (:data:`SAMPLE` records) in arrival order."""
+        if self._items is None:
+            self._items = np.array(self._rows, dtype=SAMPLE)
+        return self._items
 
     def offer(self, step: int, wall: float, file: int, offset: int, length: int) -> int:
         """Take one value (in arrival order); return how many kept ones a restart dropped."""
+        rows = self._rows
         dropped = 0
-        if self.items.size and step <= self.items["step"][-1]:
+        if rows and step <= rows[-1][1]:
             dropped = self._drop_from(step)
-        row = np.array([(self.seen, step, wall, file, offset, length)], dtype=SAMPLE)
+        if rows and rows[-1][0] % self.stride:  # the newest was kept only as such
+            rows.pop()
+        rows.append((self.seen, step, wall, file, offset, length))
         self.seen += 1
-        items = self.items
-        if items.size and items["pos"][-1] % self.stride:  # the newest was kept only as such
-            items = items[:-1]
-        items = np.concatenate((items, row))
-        while items.size > self.cap:
+        while len(rows) > self.cap:
             self.stride *= 2
-            regular = items["pos"] % self.stride == 0
-            regular[-1] = True  # the newest stays
-            items = items[regular]
-        self.items = items
+            stride = self.stride
+            newest = rows[-1]
+            rows[:] = [row for row in rows[:-1] if row[0] % stride == 0]
+            rows.append(newest)
+        self._items = None
         return dropped
 
     def _drop_from(self, step: int) -> int:
-        keep = self.items["step"] < step
-        dropped = int(self.items.size - np.count_nonzero(keep))
-        self.items = self.items[keep]
-        self.seen = int(self.items["pos"].max()) + 1 if self.items.size else 0
-        return dropped
+        rows = self._rows
+        before = len(rows)
+        rows[:] = [row for row in rows if row[1] < step]
+        self.seen = max(row[0] for row in rows) + 1 if rows else 0
+        return before - len(rows)

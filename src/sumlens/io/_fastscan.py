@@ -32,7 +32,7 @@ from numba import types
 from numba.extending import intrinsic
 
 from sumlens._numba import numba
-from sumlens.io.decode import DECODERS, PayloadError
+from sumlens.io.decode import DECODERS, INDEXERS, PayloadError
 from sumlens.io.events import Event
 from sumlens.io.framing import HEADER_SIZE, OVERHEAD, ReadStats, valid_header_at
 from sumlens.io.reader import NotAnEventFileError
@@ -1112,6 +1112,7 @@ def scan_file_scalars_from(
     start: int = 0,
     other: Callable[[Event, int, int], None] | None = None,
     limit: int | None = None,
+    values: bool = True,
 ) -> tuple[dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]], int]:
     """The scalars of the complete records from byte ``start`` on, and where they end.
 
@@ -1119,9 +1120,10 @@ def scan_file_scalars_from(
     ``end`` picks it up once the writer completed it. Events that are not scalars go to
     ``other(event, offset, length)`` (in file order within each chunk) when it is given,
     with where their record's payload lies in the file. With ``limit``, reading stops
-    after the chunk in which ``limit`` bytes were passed.
+    after the chunk in which ``limit`` bytes were passed. ``values=False`` hands histograms
+    and tensors to ``other`` unconverted (value None).
     """
-    decode = DECODERS[kind]
+    decode = (DECODERS if values else INDEXERS)[kind]
     kind_code = _KIND_CODES[kind]
     name = os.path.basename(path)
     fallback: dict[str | bytes, list[_FallbackPoint]] = {}

@@ -250,7 +250,11 @@ def decode_tag(kind: str, payload: bytes, file_name: str, tag: str) -> list[Even
 
 
 def _summary_events(
-    payload: bytes, file_name: str, skipped: list[str], tag: str | None = None
+    payload: bytes,
+    file_name: str,
+    skipped: list[str],
+    tag: str | None = None,
+    convert: bool = True,
 ) -> list[Event]:
     event = summary_pb2.Event.FromString(payload)
     what = event.WhichOneof("what")
@@ -266,10 +270,10 @@ def _summary_events(
             if kind == "scalar_value":
                 out.append(Event(step, wall_time, "scalar", value.tag, value.scalar_value))
             elif kind == "tensor":
-                tensor = ms_tensor_to_array(value.tensor)
+                tensor = ms_tensor_to_array(value.tensor) if convert else None
                 out.append(Event(step, wall_time, "tensor", value.tag, tensor))
             elif kind == "histogram":
-                hist = _ms_histogram(value.histogram)
+                hist = _ms_histogram(value.histogram) if convert else None
                 out.append(Event(step, wall_time, "histogram", value.tag, hist))
             elif kind == "image":
                 img = value.image
@@ -400,13 +404,15 @@ def _tb_value(
     wall_time: float,
     skipped: list[str],
     budget: FillBudget,
+    convert: bool = True,
 ) -> list[Event]:
     kind = value.WhichOneof("value")
     tag = value.tag or value.node_name
     if kind == "simple_value":
         return [Event(step, wall_time, "scalar", tag, value.simple_value)]
     if kind == "histo":
-        return [Event(step, wall_time, "histogram", tag, _tb_histo(value.histo))]
+        histogram = _tb_histo(value.histo) if convert else None
+        return [Event(step, wall_time, "histogram", tag, histogram)]
     if kind == "image":
         img = value.image
         image = Image(img.encoded_image_string, img.height, img.width, img.colorspace)
@@ -419,6 +425,8 @@ def _tb_value(
                 raise PayloadError(f"scalar tensor {tag!r} does not hold one number")
             return [Event(step, wall_time, "scalar", tag, float(array.reshape(-1)[0]))]
         if plugin == "histograms":
+            if not convert:
+                return [Event(step, wall_time, "histogram", tag, None)]
             array = tb_tensor_to_array(value.tensor, budget)
             if isinstance(array, list):
                 raise PayloadError(f"histogram tensor {tag!r} holds strings")
@@ -426,10 +434,10 @@ def _tb_value(
         if plugin == "images":
             return _tb_image_tensor(value, step, wall_time)
         if plugin in ("", "tensor"):
-            array = tb_tensor_to_array(value.tensor, budget)
-            if isinstance(array, list):
+            if value.tensor.dtype == _TB_STRING:
                 skipped.append("string_tensor")
                 return []
+            array = tb_tensor_to_array(value.tensor, budget) if convert else None
             return [Event(step, wall_time, "tensor", tag, array)]
         skipped.append(plugin)
         return []
@@ -474,14 +482,16 @@ def decode_tensorboard(payload: bytes, file_name: str, stats: ReadStats) -> list
     return _checked(_tensorboard_events, payload, file_name, stats)
 
 
-def _tensorboard_events(payload: bytes, file_name: str, skipped: list[str]) -> list[Event]:
+def _tensorboard_events(
+    payload: bytes, file_name: str, skipped: list[str], convert: bool = True
+) -> list[Event]:
     event = tensorboard_pb2.Event.FromString(payload)
     what = event.WhichOneof("what")
     if what == "summary":
         budget = FillBudget(len(payload))
         out: list[Event] = []
         for value in event.summary.value:
-            out.extend(_tb_value(value, event.step, event.wall_time, skipped, budget))
+            out.extend(_tb_value(value, event.step, event.wall_time, skipped, budget, convert))
         return out
     if what == "graph_def":
         skipped.append("graph_def")
@@ -497,3 +507,14 @@ DECODERS: dict[str, Decoder] = {
     "lineage": decode_lineage,
     "tensorboard": decode_tensorboard,
 }
+
+INDEXERS: dict[str, Decoder] = {
+    "summary": partial(_checked, partial(_summary_events, convert=False)),
+    "lineage": decode_lineage,
+    "tensorboard": partial(_checked, partial(_tensorboard_events, convert=False)),
+}
+"""Decoders for readers that only index the values they do not show at once: like
+:data:`DECODERS`, except that histograms and tensors come with ``value`` None (never
+converted to arrays; the record is read again when one is wanted, see
+:func:`sumlens.io.reader.read_events_at`). What converting would find wrong in such a
+value is found then, so such a record is not counted as corrupt while indexing."""

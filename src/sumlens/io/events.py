@@ -35,6 +35,8 @@ class Event:
     ``value`` is a float for ``scalar``, a numpy array for ``tensor``, an :class:`Image`
     for ``image``, a :class:`Histogram` for ``histogram``, and the protobuf message itself
     for ``graph`` (GraphProto), the lineage plugins and ``landscape`` (LossLandscape).
+    It is None for the histograms and tensors that an indexing read hands over unconverted
+    (:func:`sumlens.io.read_file_scalars` with ``values=False``).
     """
 
     step: int

@@ -18,6 +18,7 @@ from typing import Literal
 
 import numpy as np
 
+from sumlens.io.decode import INDEXERS
 from sumlens.io.events import Event
 from sumlens.io.framing import ReadStats
 from sumlens.io.reader import (
@@ -92,6 +93,7 @@ def read_file_scalars(
     stats: ReadStats | None = None,
     other: OtherEvents | None = None,
     limit: int | None = None,
+    values: bool = True,
 ) -> tuple[dict[str, Columns], int]:
     """The scalars of one event file from byte ``start`` on, and the offset reading stopped at.
 
@@ -101,7 +103,8 @@ def read_file_scalars(
     ``"summary"``, ``"lineage"`` or ``"tensorboard"`` (sniffed when None); events that
     are not scalars go to ``other(event, offset, length)`` when given, with where their
     record's payload lies in the file (:func:`~sumlens.io.reader.read_events_at` reads it
-    again); damage is counted in ``stats``. With
+    again; with ``values=False`` their histograms and tensors are not converted and come
+    with value None, for readers that only index them); damage is counted in ``stats``. With
     ``limit``, about that many bytes are read (whole chunks of up to 16 MiB): memory stays
     bounded on huge files, and ``end < size`` says there is more.
     """
@@ -116,8 +119,8 @@ def read_file_scalars(
     if engine == "numba" or (engine == "auto" and _numba_available()):
         from sumlens.io._fastscan import scan_file_scalars_from
 
-        return scan_file_scalars_from(path, kind, stats, start, other, limit)
-    return _python_file_scalars_from(path, kind, stats, start, other, limit)
+        return scan_file_scalars_from(path, kind, stats, start, other, limit, values)
+    return _python_file_scalars_from(path, kind, stats, start, other, limit, values)
 
 
 def fast_engine_ready(wait: float = 0.0) -> bool:
@@ -182,8 +185,9 @@ def _python_file_scalars_from(
     start: int = 0,
     other: OtherEvents | None = None,
     limit: int | None = None,
+    values: bool = True,
 ) -> tuple[dict[str, Columns], int]:
-    decode = DECODERS[kind]
+    decode = (DECODERS if values else INDEXERS)[kind]
     name = os.path.basename(path)
     records = RecordFile(path, start)
 

@@ -8,12 +8,14 @@ import { fetchRuns } from './api.js';
 const DEFAULT_PERIOD_S = 3; // when the server does not say how often it reloads
 const MIN_PERIOD_S = 0.5;
 const MAX_PERIOD_S = 10;
+const FIRST_RUNS_PERIOD_S = 0.1; // a cold start whose walk has not listed any run yet
 
 export class Poller {
   enabled = true;
   version = null; // of the last response handed on
   period = DEFAULT_PERIOD_S;
   loading = false;
+  empty = true; // no run listed yet
   timer = 0;
   running = null; // the poll in progress
   again = false; // poll again once it is done
@@ -70,6 +72,7 @@ export class Poller {
         this.period = Math.min(Math.max(period, MIN_PERIOD_S), MAX_PERIOD_S);
       }
       this.loading = Boolean(data.loading); // a first pass still going: ask again soon
+      this.empty = !(data.runs && data.runs.length);
       this.onError(null);
       if (data.version !== this.version || force) {
         this.version = data.version;
@@ -86,6 +89,11 @@ export class Poller {
     this.timer = setTimeout(() => {
       if (document.hidden) this.#schedule();
       else this.refresh();
-    }, (this.loading ? MIN_PERIOD_S : this.period) * 1000);
+    }, this.#delay() * 1000);
+  }
+
+  #delay() {
+    if (!this.loading) return this.period;
+    return this.empty ? FIRST_RUNS_PERIOD_S : MIN_PERIOD_S;
   }
 }
