@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -65,6 +66,10 @@ def test_pieces_add_up_to_one_read(tmp_path: Path, fmt: str, scalar_engine: str)
         np.testing.assert_array_equal(again[0].value.counts, event.value.counts)
 
 
+def _collect(into: list[tuple[Event, int, int]], event: Event, at: int, length: int) -> None:
+    into.append((event, at, length))
+
+
 @pytest.mark.parametrize("fmt", ["mindspore", "tensorboard"])
 def test_an_indexing_read_leaves_values_unconverted(
     tmp_path: Path, fmt: str, scalar_engine: str
@@ -81,7 +86,7 @@ def test_an_indexing_read_leaves_values_unconverted(
     for values in (True, False):
         found: list[tuple[Event, int, int]] = []
         columns, end = read_file_scalars(
-            path, engine=scalar_engine, other=lambda *f: found.append(f), values=values
+            path, engine=scalar_engine, other=partial(_collect, found), values=values
         )
         assert end == path.stat().st_size
         read[values] = columns, found
