@@ -52,6 +52,7 @@ import httpx
 import numpy as np
 import orjson
 from bench_read import DATA_DIR, FILE_TIME, RESULTS_DIR, STEP_SECONDS, TAGS, WALL0, Spec
+from board_plugin_data import PluginShape, write_plugin_run
 
 from sumlens._proto import summary_pb2, tensorboard_pb2
 from sumlens.io import RecordWriter
@@ -108,6 +109,7 @@ TARGETS = {
     "browser_listed_s": 5.0,
     "browser_paint_s": 1.0,
     "scroll_p95_ms": 100.0,
+    "dashboard_open_s": 1.0,
 }
 
 
@@ -1547,6 +1549,260 @@ def report_browser(
 
 
 # --------------------------------------------------------------------------------------
+# Table (c): a run with images and histograms
+# --------------------------------------------------------------------------------------
+
+PLUGIN_RUN = "plugins"
+"""The plugin run's directory (and run id ``./plugins``) in its base directories."""
+FULL_PLUGINS = PluginShape()
+QUICK_PLUGINS = PluginShape(steps=50, image_tags=4, histogram_tags=20)
+PLUGIN_QUERIES = 50
+"""Histogram tags whose samples are fetched (with every image tag's) before memory is read."""
+
+DASHBOARD_DONE_JS = """(id) => {
+  const view = document.getElementById('run-view');
+  const run = view && view.querySelector('.dash-run');
+  if (!run || view.hidden || run.textContent !== id) return false;
+  const cards = [...view.querySelectorAll('.dash-card')];
+  const images = [...view.querySelectorAll('.dash-card img')];
+  const done = cards.length > 0
+    && cards.every((c) => ['ready', 'empty', 'error'].includes(c.dataset.state))
+    && images.length > 0 && images.every((img) => img.complete && img.naturalWidth > 0);
+  if (done && window.__dashboardDone === undefined) window.__dashboardDone = performance.now();
+  return done;
+}"""
+"""True once the training dashboard of run ``id`` shows every card loaded and its image
+preview decoded; records when (ms since navigation started) on the first frame it holds."""
+
+DASHBOARD_CARDS_JS = """() => [...document.querySelectorAll('#run-view .dash-card')]
+  .map((card) => [card.dataset.plugin, card.dataset.state])"""
+
+
+def plugin_dir(plugins: PluginShape) -> Path:
+    """A base directory holding only the plugin run (``./plugins``, one MindSpore file)."""
+
+    def build(staging: Path) -> None:
+        run = staging / PLUGIN_RUN
+        run.mkdir()
+        print(f"  writing {plugins} ...", flush=True)
+        write_plugin_run(str(run / FILE_NAMES["summary"]), plugins, SEED)
+
+    wanted = {"generator": GENERATOR_VERSION, "shape": asdict(plugins), "what": "plugins"}
+    name = f"plugins-{plugins.steps}x{plugins.image_tags}x{plugins.histogram_tags}"
+    return cached_dir(BOARD_DATA / name, wanted, build)
+
+
+def scale_plugins_dir(shape: Shape, plugins: PluginShape) -> Path:
+    """Table (b)'s scale base directory with the plugin run added (hard links, no copies)."""
+    sources = [scale_dir(shape), plugin_dir(plugins)]
+
+    def build(staging: Path) -> None:
+        for source in sources:
+            for path in source.rglob("*"):
+                if path.is_file() and path.name != "manifest.json":
+                    target = staging / path.relative_to(source)
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    os.link(path, target)
+
+    wanted = {
+        "generator": GENERATOR_VERSION,
+        "what": "scale+plugins",
+        "sources": {s.name: json.loads((s / "manifest.json").read_text()) for s in sources},
+    }
+    return cached_dir(BOARD_DATA / f"{sources[0].name}+{sources[1].name}", wanted, build)
+
+
+def plugin_queries(client: httpx.Client, plugins: PluginShape) -> int:
+    """What the dashboard and the plugin views ask of the plugin run; the requests made.
+
+    Every image tag's samples and newest picture, and the values of ``PLUGIN_QUERIES``
+    histogram tags: so the peak memory includes serving them, not only loading.
+    """
+    tags = plugins.tags()
+    run = f"./{PLUGIN_RUN}"
+    requests = 0
+    for tag in tags["image"]:
+        listing = fetch(client, "/api/v1/samples", {"run": run, "plugin": "image", "tag": tag})
+        if not listing or not listing["series"]:
+            raise AssertionError(f"no image samples of {tag!r}: {str(listing)[:300]}")
+        steps = listing["series"][0]["step"]
+        picture = client.get("/api/v1/image", params={"run": run, "tag": tag, "step": steps[-1]})
+        if picture.status_code != 200 or not picture.content.startswith(b"\x89PNG"):
+            raise AssertionError(f"image {tag!r} at step {steps[-1]}: {picture.status_code}")
+        requests += 2
+    for tag in tags["histogram"][:PLUGIN_QUERIES]:
+        got = fetch(client, "/api/v1/histograms", {"run": run, "tag": tag})
+        if not got or not got["series"]:
+            raise AssertionError(f"no histograms of {tag!r}: {str(got)[:300]}")
+        requests += 1
+    return requests
+
+
+def open_dashboards(port: int, plugins: PluginShape, args: argparse.Namespace) -> dict[str, Any]:
+    """Open the plugin run's training dashboard in Chromium ``args.dashboard_opens`` times.
+
+    Each open is a new browser context (nothing cached), so it fetches the page, its
+    modules, plotly and every preview; timed from navigation start until every card is
+    loaded and the image preview decoded. One reload of the last context follows (cached).
+    """
+    if not Path(CHROMIUM).is_file():
+        return {"skipped": f"{CHROMIUM} is missing"}
+    from playwright.sync_api import Error as PlaywrightError
+    from playwright.sync_api import sync_playwright
+
+    run_id = f"./{PLUGIN_RUN}"
+    url = f"http://127.0.0.1:{port}/#/run?run=.%2F{PLUGIN_RUN}"
+    opens: list[float] = []
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            try:
+                for _ in range(args.dashboard_opens):
+                    context = browser.new_context(viewport={"width": 1400, "height": 900})
+                    page = context.new_page()
+                    page.goto(url, wait_until="commit")
+                    page.wait_for_function(
+                        DASHBOARD_DONE_JS, arg=run_id, timeout=args.browser_timeout * 1000
+                    )
+                    opens.append(float(page.evaluate("window.__dashboardDone")) / 1000)
+                    cards = page.evaluate(DASHBOARD_CARDS_JS)
+                    requests = page.evaluate(RESOURCES_JS)
+                    page.reload(wait_until="commit")
+                    page.wait_for_function(
+                        DASHBOARD_DONE_JS, arg=run_id, timeout=args.browser_timeout * 1000
+                    )
+                    reload_s = float(page.evaluate("window.__dashboardDone")) / 1000
+                    context.close()
+                return {
+                    "chromium": browser.version,
+                    "open_s": opens,
+                    "reload_s": reload_s,
+                    "cards": cards,
+                    "requests": requests,
+                }
+            finally:
+                browser.close()
+    except (PlaywrightError, RuntimeError, TimeoutError) as err:
+        return {"failed": f"{type(err).__name__}: {str(err).splitlines()[0]}", "open_s": opens}
+
+
+def run_plugins(
+    procs: Processes, shape: Shape, plugins: PluginShape, args: argparse.Namespace
+) -> dict[str, Any]:
+    """Table (c): a cold start over the scale directory plus the plugin run; once it is all
+    loaded, the plugin queries and the dashboard opens; the server's peak memory."""
+    root = scale_plugins_dir(shape, plugins)
+    expected = {**shape.scale_points(), f"./{PLUGIN_RUN}": 2 * plugins.steps}
+    workspace = Path(tempfile.mkdtemp(prefix="bench-board-ws-"))
+    port = procs.port()
+    print(f"plugins: cold start over {root}", flush=True)
+    started = time.perf_counter()
+    proc = procs.start("sumlens-plugins", serve_command(root, port, workspace))
+    try:
+        waiter = Waiter(procs, proc, "sumlens serve (plugins)", started, args.scale_timeout)
+        with http(port) as client:
+            while not all_listed(fetch(client, "/api/v1/runs") or {}, expected):
+                waiter.pause(SLOW_POLL_S)
+            while (fetch(client, "/api/v1/health") or {}).get("loading", True):
+                waiter.pause(SLOW_POLL_S)
+            loaded_s = time.perf_counter() - started
+            print(f"  everything loaded after {loaded_s:.1f} s", flush=True)
+            listing = fetch(client, "/api/v1/runs") or {}
+            (run,) = [r for r in listing["runs"] if r["id"] == f"./{PLUGIN_RUN}"]
+            counts = {plugin: len(run["tags"].get(plugin, [])) for plugin in plugins.tags()}
+            if counts != {plugin: len(tags) for plugin, tags in plugins.tags().items()}:
+                raise AssertionError(f"the plugin run lists {counts}")
+            loaded_kb = read_status_kb(proc.pid, "VmHWM")
+            requests = plugin_queries(client, plugins)
+            if args.no_browser:
+                dashboard: dict[str, Any] = {"skipped": "--no-browser"}
+            else:
+                dashboard = open_dashboards(port, plugins, args)
+        peak_kb = read_status_kb(proc.pid, "VmHWM")
+    finally:
+        procs.end(proc)
+        shutil.rmtree(workspace, ignore_errors=True)
+    size = sum(p.stat().st_size for p in (root / PLUGIN_RUN).iterdir())
+    return {
+        "base_dir": str(root),
+        "plugin_run_mb": size / 1e6,
+        "all_loaded_s": loaded_s,
+        "loaded_rss_mb": (loaded_kb or 0) / 1024,
+        "queries": requests,
+        "peak_rss_mb": (peak_kb or 0) / 1024,
+        "dashboard": dashboard,
+    }
+
+
+def report_c(result: dict[str, Any], shape: Shape, plugins: PluginShape) -> list[dict[str, Any]]:
+    """Print table (c); return its rows for the JSON."""
+    rows: list[dict[str, Any]] = []
+
+    def row(what: str, target: str, measured: str, met: bool | None, value: Any) -> None:
+        outcome = "" if met is None else ("met" if met else "NOT MET")
+        print(f"| {what} | {target} | {measured} | {outcome} |")
+        rows.append({"what": what, "target": target, "value": value, "met": met})
+
+    run = (
+        f"{plugins.steps:,} steps x {plugins.image_tags} image tags "
+        f"({plugins.image_side}x{plugins.image_side} PNG) + {plugins.histogram_tags} histogram "
+        f"tags ({plugins.buckets} buckets), {result['plugin_run_mb']:.0f} MB"
+    )
+    print()
+    print(f"Table (c): a run of {run}, beside the scale directory ({result['base_dir']})")
+    print()
+    print("| measure | target | measured | verdict |")
+    print("|---|---|---|---|")
+    dashboard = result["dashboard"]
+    opens = dashboard.get("open_s", [])
+    if opens:
+        mid, low, high = statistics.median(opens), min(opens), max(opens)
+        target = TARGETS["dashboard_open_s"]
+        row(
+            "its training dashboard opened in Chromium, server warm, new browser context: "
+            "every card loaded and the image shown (median of opens)",
+            f"< {target:g} s",
+            f"{mid:.3f} s ({low:.3f} - {high:.3f}, n={len(opens)})",
+            mid < target,
+            {"median_s": mid, "min_s": low, "max_s": high},
+        )
+    if "reload_s" in dashboard:
+        row(
+            "the same after a reload (browser cache warm)",
+            "-",
+            f"{dashboard['reload_s']:.3f} s",
+            None,
+            dashboard["reload_s"],
+        )
+    for why in ("skipped", "failed"):
+        if why in dashboard:
+            print(f"| dashboard in Chromium | < 1 s | {why}: {dashboard[why]} | |")
+    peak = result["peak_rss_mb"]
+    row(
+        f"server peak RSS (VmHWM): cold load of {len(shape.scale_points()):,} scalar runs and the "
+        f"plugin run, {result['queries']} plugin requests, the dashboard opens",
+        f"< {TARGETS['peak_rss_mb']:g} MB",
+        f"{peak:.0f} MB ({result['loaded_rss_mb']:.0f} MB once loaded)",
+        peak < TARGETS["peak_rss_mb"],
+        peak,
+    )
+    row(
+        "everything loaded after a cold start (information)",
+        "-",
+        f"{result['all_loaded_s']:.1f} s",
+        None,
+        result["all_loaded_s"],
+    )
+    if "cards" in dashboard:
+        cards = ", ".join(f"{plugin} {state}" for plugin, state in dashboard["cards"])
+        print(f"\n  cards: {cards}")
+        last = sorted(dashboard["requests"], key=lambda entry: entry[2])[-3:]
+        ends = ", ".join(f"{name} {start}-{end} ms" for name, start, end in last)
+        print(f"  page requests that ended last (first open; since navigation start): {ends}")
+    return rows
+
+
+# --------------------------------------------------------------------------------------
 # Run
 # --------------------------------------------------------------------------------------
 
@@ -1655,7 +1911,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--row-selector", default=ROW_SELECTOR, help=f"CSS of a run row (default {ROW_SELECTOR!r})"
     )
     parser.add_argument("--no-browser", action="store_true", help="skip the Chromium part of (b)")
-    parser.add_argument("--only", choices=("a", "b"), help="run only table (a) or (b)")
+    parser.add_argument(
+        "--dashboard-opens", type=int, default=5, help="opens of the plugin dashboard (5)"
+    )
+    parser.add_argument("--only", choices=("a", "b", "c"), help="run only table (a), (b) or (c)")
     parser.add_argument(
         "--quick",
         action="store_true",
@@ -1697,11 +1956,14 @@ def main(argv: list[str] | None = None) -> int:
     shape = QUICK_SHAPE if args.quick else FULL_SHAPE
     meta = machine_meta()
     out: dict[str, Any] = {"meta": meta, "args": {k: str(v) for k, v in vars(args).items()}}
-    files = anchors(args.quick) if args.only != "b" else []
-    if args.only != "a":
+    plugins = QUICK_PLUGINS if args.quick else FULL_PLUGINS
+    files = anchors(args.quick) if args.only in (None, "a") else []
+    if args.only in (None, "b"):
         scale_dir(shape)
         if not args.no_browser:
             browser_dir(shape)
+    if args.only in (None, "c"):
+        scale_plugins_dir(shape, plugins)
     print("warming up (untimed):", flush=True)
     prime_numba()
     for anchor in files:  # page cache
@@ -1725,9 +1987,13 @@ def main(argv: list[str] | None = None) -> int:
                 **report_a(files, table, args),
             }
             save(out, args.out)  # table (a) is kept even if (b) fails
-        if args.only != "a":
+        if args.only in (None, "b"):
             scale = run_scale(procs, shape, args)
             out["b"] = {**scale, "rows": report_b(scale, shape)}
+            save(out, args.out)
+        if args.only in (None, "c"):
+            result = run_plugins(procs, shape, plugins, args)
+            out["c"] = {**result, "rows": report_c(result, shape, plugins)}
     finally:
         procs.close()
     meta["total_s"] = time.perf_counter() - started

@@ -98,7 +98,8 @@ class PluginPage(BoardPage):
         )
 
     def dashboard_cards(self) -> list[dict[str, Any]]:
-        """Each card of the dashboard in order: plugin, state, rank labels, link, text."""
+        """Each card of the dashboard in order: plugin, state, rank labels, curves drawn per
+        preview panel, caption, link, text."""
         return self.page.evaluate(
             """() => [...document.querySelectorAll('#run-view .dash-card')].map((card) => ({
                 plugin: card.dataset.plugin,
@@ -107,7 +108,11 @@ class PluginPage(BoardPage):
                     .map((label) => label.textContent),
                 panels: card.querySelectorAll('.dash-panel').length,
                 plots: [...card.querySelectorAll('.dash-plot')]
-                    .filter((plot) => plot.querySelector('.main-svg')).length,
+                    .filter((plot) => plot.querySelector('svg.sketch path, svg.sketch circle'))
+                    .length,
+                curves: [...card.querySelectorAll('.dash-plot')]
+                    .map((plot) => plot.querySelectorAll('svg.sketch path').length),
+                caption: card.querySelector('.dash-caption')?.textContent ?? null,
                 images: card.querySelectorAll('img').length,
                 link: card.querySelector('.open-view')?.getAttribute('href') ?? null,
                 text: card.textContent,

@@ -138,6 +138,9 @@ def test_dashboard_shows_a_card_per_plugin(
                 assert card["link"] is None and "later version" in card["text"]
             if card["plugin"] in ("scalar", "histogram"):
                 assert card["plots"] == card["panels"]
+            if card["plugin"] == "histogram":  # a ridge per kept step, at most 30 per panel
+                kept = samples(plugin_url, run_id, "histogram", card["caption"])
+                assert card["curves"] == [min(len(kept[r]), 30) for r in sorted(kept)], card
             if card["plugin"] == "image":
                 assert card["images"] == card["panels"]
         view.screenshot(f"dashboard-{run_id.strip('./').replace('/', '-')}")

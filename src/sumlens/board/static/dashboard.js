@@ -17,13 +17,8 @@ import {
   newController,
 } from './api.js';
 import { el, formatTime, plural } from './dom.js';
-import {
-  PREVIEW_CURVES,
-  drawFigure,
-  purgeFigure,
-  ridgeFigure,
-  scalarPreviewFigure,
-} from './figures.js';
+import { PREVIEW_CURVES, ridgeFigure, scalarPreviewFigure } from './figures.js';
+import { clearSketch, drawSketch } from './sketch.js';
 import { PALETTE } from './views.js';
 import { probeShape } from './tensors.js';
 import { defaultSlice, shapeText, tensorTable } from './tensortable.js';
@@ -113,7 +108,7 @@ class DashCard {
   }
 
   clear() {
-    for (const div of this.plots) purgeFigure(div);
+    for (const div of this.plots) clearSketch(div);
     this.plots = [];
   }
 }
@@ -288,11 +283,11 @@ export class DashboardView {
     const panels = ranks.map((rank) => {
       const div = card.plotDiv('dash-plot');
       const figure = scalarPreviewFigure(byRank.get(rank), shown);
-      draws.push(() => drawFigure(div, figure, { preview: true }));
+      draws.push(() => drawSketch(div, figure));
       return panel(labelled ? `rank ${rank}` : null, div);
     });
     card.fill(panels);
-    await Promise.all(draws.map((draw) => draw()));
+    for (const draw of draws) draw(); // in the page now: each sketch takes its div's size
     const more =
       tags.length > shown.length ? `First ${shown.length} of ${plural(tags.length, 'tag')}.` : '';
     card.note.textContent = [more, note].filter(Boolean).join(' ');
@@ -317,11 +312,11 @@ export class DashboardView {
       };
       const options = { axis: 'step', preview: true, maxCurves: PREVIEW_CURVES };
       const figure = ridgeFigure([one], options);
-      draws.push(() => drawFigure(div, figure, { preview: true }));
+      draws.push(() => drawSketch(div, figure));
       return panel(labelled ? `rank ${s.rank}` : null, div);
     });
     card.fill([...panels, el('div', { class: 'dash-caption', text: tag })]);
-    await Promise.all(draws.map((draw) => draw()));
+    for (const draw of draws) draw(); // in the page now: each sketch takes its div's size
     card.note.textContent = note;
     return panels.length > 0;
   }
