@@ -25,6 +25,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sumlens._version import __version__
 from sumlens.board.api import make_router
+from sumlens.board.graph_api import make_graph_router
+from sumlens.board.landscape_api import make_landscape_router
+from sumlens.board.lineage_api import make_lineage_router
 from sumlens.board.loader import Loader
 from sumlens.board.mindinsight_api import make_mindinsight_router
 from sumlens.board.plugin_api import NotFound, make_plugin_router
@@ -119,6 +122,9 @@ def create_app(settings: BoardSettings, loader: Loader | None = None) -> FastAPI
     app.state.loader = loader
     app.include_router(make_router(loader, settings.port), prefix=prefix)
     app.include_router(make_plugin_router(loader), prefix=prefix)
+    app.include_router(make_graph_router(loader), prefix=prefix)
+    app.include_router(make_lineage_router(loader), prefix=prefix)
+    app.include_router(make_landscape_router(loader), prefix=prefix)
     app.include_router(make_mindinsight_router(loader), prefix=prefix)
 
     @app.exception_handler(QueryError)

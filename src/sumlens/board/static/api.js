@@ -1,5 +1,6 @@
-// api.js: the only module that talks HTTP to the board server: the run list and the scalars,
-// and the kept samples, images, histograms and tensors of the plugin pages.
+// api.js: how the pages talk HTTP to the board server: the run list and the scalars, and the
+// kept samples, images, histograms and tensors of the plugin pages; the graph, lineage and
+// landscape views call getJSON for their own routes.
 //
 // Every URL is built relative to document.baseURI (the page's own directory), never from
 // "/api": behind a reverse proxy with --url-path-prefix /p the page lives at /p/ and the
@@ -35,7 +36,8 @@ export function newController(owner) {
   return owner.controller;
 }
 
-async function getJSON(path, params, signal) {
+/** GET `path` under /api/v1 with `params` ([name, value] pairs) as JSON; an ApiError if not ok. */
+export async function getJSON(path, params, signal) {
   // no-cache: revalidate every time, so polling never shows a stale run list, nor a live
   // run a stale answer.
   const response = await fetch(apiUrl(path, params), { signal, cache: 'no-cache' });

@@ -1,10 +1,13 @@
 // app.js: the entry point. It wires the URL state, the views (Runs, Scalars, a run's
-// training Dashboard, Images, Histograms, Tensors), the header and the auto-refresh poller
-// together; each of those lives in its own module.
+// training Dashboard, Images, Histograms, Tensors, Graph, Lineage, Landscape), the header
+// and the auto-refresh poller together; each of those lives in its own module.
 
 import { DashboardView } from './dashboard.js';
+import { GraphView } from './graph.js';
 import { HistogramsView } from './histograms.js';
 import { ImagesView } from './images.js';
+import { LandscapeView } from './landscape.js';
+import { LineageView } from './lineage.js';
 import { Poller } from './poller.js';
 import { RunList } from './runlist.js';
 import { ScalarsView } from './scalars.js';
@@ -18,6 +21,9 @@ const TITLES = {
   images: 'Images',
   histograms: 'Histograms',
   tensors: 'Tensors',
+  graph: 'Graph',
+  lineage: 'Lineage',
+  landscape: 'Loss landscape',
 };
 
 const store = new Store();
@@ -31,6 +37,9 @@ const pluginViews = [
   new ImagesView(sections.images, store),
   new HistogramsView(sections.histograms, store),
   new TensorsView(sections.tensors, store),
+  new GraphView(sections.graph, store),
+  new LineageView(sections.lineage, store),
+  new LandscapeView(sections.landscape, store),
 ];
 const navLinks = [...document.querySelectorAll('nav a[data-view]')];
 const baseDir = document.getElementById('base-dir');

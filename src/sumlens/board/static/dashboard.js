@@ -5,8 +5,9 @@
 // (two scalar tags; the newest image, with a switch to the other image tags; the newest
 // tensor's default slice) and a link to their full view; a distributed run shows its
 // ranks side by side in each. Graphs, dataset graphs, lineage and loss landscapes get a
-// card saying what the run holds: their views come later. Previews load only while the
-// view is shown, and reload when the poller reports that the run changed.
+// card saying what the run holds, linking to their views (Graph, Lineage, Landscape); a
+// kind sumlens has no view for says so. Previews load only while the view is shown, and
+// reload when the poller reports that the run changed.
 
 import {
   fetchHistograms,
@@ -34,10 +35,10 @@ const CARDS = [
   ['histogram', 'Histograms', 'histograms'],
   ['tensor', 'Tensors', 'tensors'],
   ['image', 'Images', 'images'],
-  ['graph', 'Computational graph', null],
-  ['dataset_graph', 'Dataset graph', null],
-  ['lineage', 'Lineage', null],
-  ['landscape', 'Loss landscape', null],
+  ['graph', 'Computational graph', 'graph'],
+  ['dataset_graph', 'Dataset graph', 'lineage'],
+  ['lineage', 'Lineage', 'lineage'],
+  ['landscape', 'Loss landscape', 'landscape'],
 ];
 const PREVIEWS = new Set(['scalar', 'histogram', 'tensor', 'image']); // cards with a preview
 const SCALAR_TAGS = 2; // tags in the scalar preview
@@ -45,7 +46,7 @@ const MAX_PANELS = 8; // ranks side by side in one card
 const PREVIEW_POINTS = 300;
 const TABLE_CELLS = { maxRows: 6, maxCols: 6 };
 const TABLE_DIGITS = 2; // decimals in the tensor preview (at most)
-const LATER = 'Its view comes in a later version of sumlens.';
+const NO_VIEW = 'sumlens has no view of this kind of data.';
 const collator = new Intl.Collator('en', { numeric: true });
 
 const sorted = (tags) => [...(tags ?? [])].sort(collator.compare);
@@ -400,7 +401,7 @@ export class DashboardView {
     card.extra.replaceChildren(select);
   }
 
-  /** The card of a kind without a view yet: what the run holds of it. */
+  /** The card of a kind without a preview: what the run holds of it. */
   #presence(card, run) {
     const items = [];
     let what = '';
@@ -426,7 +427,7 @@ export class DashboardView {
       items.length
         ? el('ul', { class: 'presence-list' }, ...items.map((t) => el('li', { text: t })))
         : null,
-      el('p', { class: 'presence-later muted', text: LATER }),
+      card.view ? null : el('p', { class: 'presence-later muted', text: NO_VIEW }),
     ].filter(Boolean));
     return true;
   }

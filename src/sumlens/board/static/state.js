@@ -8,7 +8,20 @@
 // entry (the back button works); every other change replaces the current one.
 // The `run` view is one run's training dashboard: it shows the first selected run.
 
-export const VIEWS = ['runs', 'scalars', 'run', 'images', 'histograms', 'tensors'];
+export const VIEWS = [
+  'runs',
+  'scalars',
+  'run',
+  'images',
+  'histograms',
+  'tensors',
+  'graph',
+  'lineage',
+  'landscape',
+];
+export const VIEW_OPTIONS = { graph: 'g', lineage: 'lin', landscape: 'land' };
+// ^ views whose own settings ride in one URL parameter each, as a JSON object that the
+//   view's module reads and checks itself (state[view] is {} when missing or invalid)
 export const AXES = ['step', 'relative', 'wall'];
 export const SORTS = ['name', 'created', 'updated'];
 export const MAX_SMOOTHING = 0.999;
@@ -39,6 +52,9 @@ const DEFAULTS = Object.freeze({
   hmode: 'offset', // histograms: offset (ridges), overlay or distribution
   bins: 30, // buckets of a tensor slice's value histogram
   digits: 4, // decimals shown in tensor tables
+  graph: {}, // the graph view's own settings (graph.js)
+  lineage: {}, // the lineage view's own settings (lineage.js)
+  landscape: {}, // the landscape view's own settings (landscape.js)
 });
 
 /** The key of one card's picks in `at` and `slices` (rank: null for files without one). */
@@ -82,6 +98,16 @@ function parseList(text) {
     return Array.isArray(raw) ? raw.filter(Array.isArray) : [];
   } catch {
     return [];
+  }
+}
+
+function parseObject(text) {
+  if (!text) return {};
+  try {
+    const raw = JSON.parse(text);
+    return raw && typeof raw === 'object' && !Array.isArray(raw) ? raw : {};
+  } catch {
+    return {};
   }
 }
 
@@ -145,6 +171,9 @@ export function parseHash(hash) {
     hmode: HISTOGRAM_MODES.includes(params.get('hmode')) ? params.get('hmode') : DEFAULTS.hmode,
     bins: BINS.includes(Number(params.get('bins'))) ? Number(params.get('bins')) : DEFAULTS.bins,
     digits: parseNumber(params.get('digits'), DEFAULTS.digits, 0, MAX_DIGITS, true),
+    ...Object.fromEntries(
+      Object.entries(VIEW_OPTIONS).map(([view, name]) => [view, parseObject(params.get(name))]),
+    ),
   };
 }
 
@@ -174,6 +203,9 @@ export function formatHash(state) {
   if (state.hmode !== DEFAULTS.hmode) params.set('hmode', state.hmode);
   if (state.bins !== DEFAULTS.bins) params.set('bins', String(state.bins));
   if (state.digits !== DEFAULTS.digits) params.set('digits', String(state.digits));
+  for (const [view, name] of Object.entries(VIEW_OPTIONS)) {
+    if (Object.keys(state[view]).length) params.set(name, JSON.stringify(state[view]));
+  }
   const query = params.toString();
   return `#/${state.view}${query ? `?${query}` : ''}`;
 }
