@@ -13,7 +13,7 @@ MI_VENV    := $(HOME)/.cache/sumlens/mindinsight-venv
 MI_STAMP   := $(MI_VENV)/.sumlens-installed-mindinsight-$(MI_VERSION)
 MINDINSIGHT_BIN := $(MI_VENV)/bin/mindinsight
 
-.PHONY: demo test lint chromium-check proto bench bench-anchors bench-write bench-train bench-collector bench-thor \
+.PHONY: demo test lint npm chromium-check proto bench bench-anchors bench-write bench-train bench-collector bench-thor \
 	bench-landscape bench-board mindinsight clean
 
 $(STAMP): pyproject.toml Makefile
@@ -24,12 +24,28 @@ $(STAMP): pyproject.toml Makefile
 	$(PY) -m pip install --quiet -e ".[all,test]"
 	touch $(STAMP)
 
+# The dashboard's third-party JavaScript (Graphviz as WebAssembly for the graph view), from the
+# committed package.json + package-lock.json into a git-ignored folder the server serves and
+# the wheel ships; the stamp names the lockfile, so a changed lock installs again.
+NPM_DIR   := src/sumlens/board/static/vendor
+NPM_STAMP := $(NPM_DIR)/.installed
+$(NPM_STAMP): package.json package-lock.json
+	@command -v npm >/dev/null || { echo "make: npm is missing; the dashboard's graph view needs \
+	it once to install its layout library: run 'sudo apt-get install nodejs npm' (.ci/run does it)" >&2; \
+	exit 1; }
+	mkdir -p $(NPM_DIR)
+	cp package.json package-lock.json $(NPM_DIR)/
+	npm ci --prefix $(NPM_DIR) --no-audit --no-fund --loglevel=error
+	touch $(NPM_STAMP)
+
+npm: $(NPM_STAMP)
+
 # Trains the digits CNN at two learning rates into ./demo_runs, then serves the dashboard on
 # http://127.0.0.1:8080/ until Ctrl+C (DEMO_PORT=N for another port).
-demo: $(STAMP)
+demo: $(STAMP) $(NPM_STAMP)
 	$(PY) examples/demo.py
 
-test: $(STAMP) $(MI_STAMP) chromium-check
+test: $(STAMP) $(NPM_STAMP) $(MI_STAMP) chromium-check
 	$(PY) -m ruff check src tests benchmarks examples
 	MINDINSIGHT_BIN=$(MINDINSIGHT_BIN) $(PY) -m pytest
 
@@ -89,7 +105,7 @@ bench-thor: $(STAMP)
 	$(PY) benchmarks/bench_thor.py
 
 # The dashboard against TensorBoard, its Rust data server and MindInsight (needs Chromium too).
-bench-board: $(STAMP) $(MI_STAMP) chromium-check
+bench-board: $(STAMP) $(NPM_STAMP) $(MI_STAMP) chromium-check
 	$(PY) benchmarks/bench_board.py
 
 # loss-landscapes is the third method of bench_landscape.py (numpy only besides torch).

@@ -1,13 +1,196 @@
-"""The lineage view's routes under ``/api/v1`` (being built; see the issue)."""
+"""The lineage view's routes under ``/api/v1``: every run's lineage as one table, and the
+dataset graphs of chosen runs.
+
+``GET /lineage`` answers, for every run that recorded lineage, its fields
+(:mod:`sumlens.board.lineage_records`) as a columnar table: the run ids, and per column its
+id, label, kind (hyper, metric, dataset, model, custom), type (number or text) and one
+value per run. Numbers stay numbers. A run's lineage is read once and kept until its
+lineage files change (name, size or modification time as the loader last saw them); the
+encoded table is kept per loader version, so at 10,000 runs a repeated request costs
+nothing and a new one re-reads only the runs that changed; the table is first read in the
+background as soon as the loader's first pass is over. The answer's ``key`` names the
+table's content: ``?known=<key>`` answers ``{"key": ..., "unchanged": true}`` when nothing
+changed, so a page polling it does not download the table again.
+
+``GET /dataset-graph?run=...`` (repeatable) gives each run's dataset graph as
+:func:`~sumlens.board.mindinsight_lineage.dataset_graph_json` shapes it (null without one).
+"""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+import hashlib
+import threading
+from pathlib import Path
+from typing import Annotated, Any
 
+import orjson
+from fastapi import APIRouter, Query
+from fastapi.responses import Response
+
+from sumlens.board.api import json_response
+from sumlens.board.lineage_records import FIXED, KINDS, RunLineage, Value, read_run_lineage
 from sumlens.board.loader import Loader
+from sumlens.board.plugin_api import NotFound
+from sumlens.board.query import QueryError
+
+LINEAGE_PLUGINS = ("train_lineage", "eval_lineage", "custom_lineage_data", "dataset_graph")
+MAX_GRAPH_RUNS = 50
+"""Runs one dataset-graph request may name."""
+_FIXED_ORDER = {column.id: index for index, column in enumerate(FIXED)}
+_FIXED_BY_ID = {column.id: column for column in FIXED}
+
+Signature = tuple[tuple[str, int, int], ...]
+
+
+class LineageIndex:
+    """Each run's decoded lineage (kept until its lineage files change) and the encoded
+    table of the loader's current version."""
+
+    def __init__(self, loader: Loader) -> None:
+        self.loader = loader
+        self._lock = threading.Lock()
+        self._runs: dict[str, tuple[Signature, RunLineage | None]] = {}
+        self._version = -1
+        self._key = ""
+        self._body = b""
+
+    def run(self, run_id: str) -> RunLineage | None:
+        """The lineage of one run (None for a run without lineage or an unknown run)."""
+        with self._lock:
+            return self._lineage(run_id)
+
+    def table(self) -> tuple[str, bytes]:
+        """The table's key and its encoded JSON (see the module docstring)."""
+        with self._lock:
+            version = self.loader.version
+            if version != self._version:
+                self._key, self._body = self._build()
+                self._version = version
+            return self._key, self._body
+
+    def _lineage(self, run_id: str) -> RunLineage | None:
+        files = self.loader.files(run_id)
+        signature = tuple(
+            sorted((f.name, f.size, f.mtime_ns) for f in files if f.kind == "lineage")
+        )
+        cached = self._runs.get(run_id)
+        if cached is not None and cached[0] == signature:
+            return cached[1]
+        directory = self.loader.run_path(run_id)
+        found = None
+        if directory is not None and signature:
+            found = read_run_lineage(Path(directory), [name for name, _, _ in signature])
+        self._runs[run_id] = (signature, found)
+        return found
+
+    def _build(self) -> tuple[str, bytes]:
+        runs = [
+            run
+            for run in self.loader.runs()
+            if any(run["tags"].get(plugin) for plugin in LINEAGE_PLUGINS)
+        ]
+        listed = {run["id"] for run in runs}
+        for gone in set(self._runs) - listed:
+            del self._runs[gone]
+        rows: list[tuple[dict[str, Any], RunLineage]] = []
+        for run in runs:
+            lineage = self._lineage(run["id"])
+            if lineage is not None:
+                rows.append((run, lineage))
+        digest = hashlib.sha1()
+        for run, _ in rows:
+            digest.update(orjson.dumps([run["id"], self._runs[run["id"]][0]]))
+        key = digest.hexdigest()[:16]
+        return key, orjson.dumps(_table(key, rows))
+
+
+def _table(key: str, rows: list[tuple[dict[str, Any], RunLineage]]) -> dict[str, Any]:
+    """The columnar table of ``rows`` (each a /runs entry and its lineage)."""
+    names: set[str] = set()
+    for _, lineage in rows:
+        names.update(lineage.values)
+    ordered = sorted(names, key=_column_order)
+    columns = []
+    for name in ordered:
+        values = [lineage.values.get(name) for _, lineage in rows]
+        columns.append({**_describe(name), **_typed_column(values)})
+    return {
+        "key": key,
+        "runs": [run["id"] for run, _ in rows],
+        "updated": [run["updated"] for run, _ in rows],
+        "graph": [lineage.graph is not None for _, lineage in rows],
+        "problems": [
+            [run["id"], "; ".join(lineage.problems)] for run, lineage in rows if lineage.problems
+        ],
+        "columns": columns,
+    }
+
+
+def _column_order(name: str) -> tuple[int, int, str]:
+    if name in _FIXED_ORDER:
+        return (KINDS.index(_FIXED_BY_ID[name].kind), _FIXED_ORDER[name], "")
+    kind = "metric" if name.startswith("metric/") else "custom"
+    return (KINDS.index(kind), len(FIXED), name)
+
+
+def _describe(name: str) -> dict[str, str]:
+    if name in _FIXED_BY_ID:
+        column = _FIXED_BY_ID[name]
+        return {"id": name, "label": column.label, "kind": column.kind}
+    prefix, label = name.split("/", 1)
+    return {"id": name, "label": label, "kind": prefix}
+
+
+def _typed_column(values: list[Value]) -> dict[str, Any]:
+    """``type`` (number when every value given is a number, else text) and the values
+    (a text column's numbers as their text)."""
+    numeric = all(value is None or isinstance(value, int | float) for value in values)
+    if numeric:
+        return {"type": "number", "values": values}
+    text = [value if value is None or isinstance(value, str) else str(value) for value in values]
+    return {"type": "text", "values": text}
 
 
 def make_lineage_router(loader: Loader) -> APIRouter:
     """The lineage view's routes over ``loader``'s runs."""
-    del loader
-    return APIRouter(prefix="/api/v1")
+    router = APIRouter(prefix="/api/v1")
+    index = LineageIndex(loader)
+
+    def warm() -> None:
+        """Read every run's lineage once the loader's first pass is done, so the first visit
+        of the Lineage view does not wait for thousands of files (seconds at 10,000 runs)."""
+        while not loader.stopped:
+            if loader.wait_for_pass(1, timeout=5.0):
+                index.table()
+                return
+
+    threading.Thread(target=warm, name="sumlens-lineage-warm", daemon=True).start()
+
+    @router.get("/lineage", summary="Every run's lineage fields as a columnar table")
+    def lineage(
+        known: Annotated[
+            str | None, Query(description="the key of the table the page has", max_length=64)
+        ] = None,
+    ) -> Response:
+        key, body = index.table()
+        if known == key:
+            return json_response({"key": key, "unchanged": True})
+        return Response(body, media_type="application/json")
+
+    @router.get("/dataset-graph", summary="The dataset graph of each run named")
+    def dataset_graph(
+        run: Annotated[list[str], Query(description="run ids (repeatable)")] = [],  # noqa: B006
+    ) -> Response:
+        if not run:
+            raise QueryError("run=[] names no run: give at least one run id")
+        if len(run) > MAX_GRAPH_RUNS:
+            raise QueryError(f"run= names {len(run)} runs: give at most {MAX_GRAPH_RUNS}")
+        graphs = []
+        for name in dict.fromkeys(run):
+            if not loader.has_run(name):
+                raise NotFound(f"run={name!r} is not a run being served")
+            found = index.run(name)
+            graphs.append({"run": name, "graph": None if found is None else found.graph})
+        return json_response({"graphs": graphs})
+
+    return router

@@ -265,6 +265,11 @@ class Loader:
             self._save()
             self.store.close()
 
+    @property
+    def stopped(self) -> bool:
+        """Whether :meth:`stop` was called: the loader reads no more."""
+        return self._stop.is_set()
+
     def wait_for_pass(self, passes: int = 1, timeout: float = 60.0) -> bool:
         """Wait until ``passes`` polls have completed since the loader was made."""
         deadline = time.monotonic() + timeout

@@ -1,0 +1,231 @@
+"""Graph view speed: from navigation to the drawing on screen, in headless Chromium.
+
+Two graphs, each written as a run by ``SummaryRecord``:
+
+(a) a generated graph of 5,000 operators in 50 nested scopes (10 top-level stages, each
+    a chain of 4 nested blocks of 100 operators; operators feed the next one and, every
+    tenth, one further back), and
+(b) ResNet-50 (bottleneck blocks [3, 4, 6, 3], written here with torch.nn: torchvision is
+    not installed) captured by ``sumlens.graph.from_module``.
+
+``sumlens serve`` serves them; for each graph the page is opened ``--opens`` times in a
+fresh browser context (Chromium launched as the browser tests do), timing from
+``page.goto`` until the view says ``data-state="drawn"`` (the SVG is in the page). The
+table gives the median, min and max per graph, how many boxes the first drawing shows,
+and the machine's load average (other work on the machine slows the numbers).
+
+Run: ``.venv/bin/python benchmarks/bench_graph_view.py [--opens 7]``. Targets: < 2 s each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from urllib.parse import quote
+
+import torch
+from playwright.sync_api import sync_playwright
+
+from sumlens import SummaryRecord
+from sumlens._proto import anf_ir_pb2
+from sumlens.graph import from_module
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+STAGES, DEPTH, PER_BLOCK = 10, 4, 125  # 10 x 4 = 40 scopes of ops (+10 stages) = 50 scopes
+WAIT_MS = 120_000
+
+
+def generated_graph() -> anf_ir_pb2.GraphProto:
+    """5,000 operators in 50 nested scopes: stage<i>/block0/block1/block2/block3 chains."""
+    graph = anf_ir_pb2.GraphProto(name="generated 5000")
+    previous = None
+    count = 0
+    for stage in range(STAGES):
+        scope = f"Default/stage{stage}"
+        for depth in range(DEPTH):
+            scope = f"{scope}/block{depth}"
+            for _ in range(PER_BLOCK):
+                count += 1
+                node = graph.node.add(name=str(count), op_type=("Conv2D", "ReLU", "Add")[count % 3])
+                node.scope = scope
+                node.full_name = f"{scope}/{node.op_type}-op{count}"
+                node.output_type.data_type = anf_ir_pb2.DT_TENSOR
+                node.output_type.tensor_type.elem_type = anf_ir_pb2.DT_FLOAT32
+                for size in (8, 64, 28, 28):
+                    node.output_type.tensor_type.shape.dim.add(size=size)
+                if previous is not None:
+                    node.input.add(name=previous)
+                if count % 10 == 0 and count > 20:
+                    node.input.add(name=str(count - 17))
+                previous = node.name
+    return graph
+
+
+class Bottleneck(torch.nn.Module):
+    """ResNet's 1x1 -> 3x3 -> 1x1 block with its shortcut."""
+
+    def __init__(self, inputs: int, width: int, stride: int) -> None:
+        super().__init__()
+        outputs = width * 4
+        self.conv1 = torch.nn.Conv2d(inputs, width, 1, bias=False)
+        self.bn1 = torch.nn.BatchNorm2d(width)
+        self.conv2 = torch.nn.Conv2d(width, width, 3, stride, 1, bias=False)
+        self.bn2 = torch.nn.BatchNorm2d(width)
+        self.conv3 = torch.nn.Conv2d(width, outputs, 1, bias=False)
+        self.bn3 = torch.nn.BatchNorm2d(outputs)
+        self.relu = torch.nn.ReLU()
+        self.downsample = None
+        if stride != 1 or inputs != outputs:
+            self.downsample = torch.nn.Sequential(
+                torch.nn.Conv2d(inputs, outputs, 1, stride, bias=False),
+                torch.nn.BatchNorm2d(outputs),
+            )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out = self.relu(self.bn1(self.conv1(x)))
+        out = self.relu(self.bn2(self.conv2(out)))
+        out = self.bn3(self.conv3(out))
+        shortcut = x if self.downsample is None else self.downsample(x)
+        return self.relu(out + shortcut)
+
+
+class ResNet50(torch.nn.Module):
+    """ResNet-50: a 7x7 stem, bottleneck stages [3, 4, 6, 3], average pool, a linear head."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(3, 64, 7, 2, 3, bias=False)
+        self.bn1 = torch.nn.BatchNorm2d(64)
+        self.relu = torch.nn.ReLU()
+        self.maxpool = torch.nn.MaxPool2d(3, 2, 1)
+        inputs = 64
+        stages = []
+        for width, blocks, stride in ((64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2)):
+            layers = []
+            for index in range(blocks):
+                layers.append(Bottleneck(inputs, width, stride if index == 0 else 1))
+                inputs = width * 4
+            stages.append(torch.nn.Sequential(*layers))
+        self.layer1, self.layer2, self.layer3, self.layer4 = stages
+        self.avgpool = torch.nn.AdaptiveAvgPool2d(1)
+        self.fc = torch.nn.Linear(2048, 1000)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
+        x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
+        return self.fc(torch.flatten(self.avgpool(x), 1))
+
+
+def write_runs(base: Path) -> dict[str, int]:
+    """The two runs under ``base``; their node counts."""
+    graphs = {
+        "generated5000": generated_graph(),
+        "resnet50": from_module(ResNet50(), (torch.zeros(1, 3, 224, 224),)),
+    }
+    for name, graph in graphs.items():
+        with SummaryRecord(base / name) as record:
+            record.add_value("graph", "graph", graph)
+            record.record(0)
+    return {name: len(graph.node) for name, graph in graphs.items()}
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def wait_ready(url: str, runs: int, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    while time.monotonic() < deadline:
+        try:
+            with opener.open(f"{url}/api/v1/runs", timeout=2) as answer:
+                body = answer.read()
+            if body.count(b'"graph"') >= runs:
+                return
+        except OSError:
+            pass
+        time.sleep(0.1)
+    raise RuntimeError("the server did not list the runs in time")
+
+
+def time_opens(url: str, runs: list[str], opens: int) -> dict[str, tuple[list[float], str]]:
+    """Seconds from navigation to the drawing, per run; and the status line of the view."""
+    found: dict[str, tuple[list[float], str]] = {}
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True
+        )
+        for run in runs:
+            times = []
+            status = ""
+            for _ in range(opens):
+                context = browser.new_context(viewport={"width": 1440, "height": 900})
+                page = context.new_page()
+                started = time.perf_counter()
+                page.goto(f"{url}/#/graph?run={quote(run)}")
+                page.wait_for_function(
+                    "() => document.querySelector('#graph-view').dataset.state === 'drawn'",
+                    timeout=WAIT_MS,
+                    polling="raf",
+                )
+                times.append(time.perf_counter() - started)
+                status = page.inner_text(".graph-status")
+                context.close()
+            found[run] = (times, status)
+        browser.close()
+    return found
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--opens", type=int, default=7, help="page opens per graph")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as scratch:
+        base = Path(scratch) / "base"
+        sizes = write_runs(base)
+        port = free_port()
+        server = subprocess.Popen(
+            [str(Path(sys.executable).parent / "sumlens"), "serve", "--summary-base-dir", str(base),
+             "--port", str(port), "--workspace", str(Path(scratch) / "ws")],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        try:
+            url = f"http://127.0.0.1:{port}"
+            wait_ready(url, len(sizes))
+            results = time_opens(url, [f"./{name}" for name in sizes], args.opens)
+        finally:
+            server.terminate()
+            server.wait(30)
+    load = os.getloadavg()
+    machine = f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}, {os.cpu_count()} CPUs"
+    print(f"graph view: navigation -> drawing on screen, {args.opens} opens per graph ({machine})")
+    print(f"{'graph':<16}{'operators':>10}{'median s':>10}{'min s':>8}{'max s':>8}  first drawing")
+    for name, operators in sizes.items():
+        times, status = results[f"./{name}"]
+        print(
+            f"{name:<16}{operators:>10}{statistics.median(times):>10.3f}{min(times):>8.3f}"
+            f"{max(times):>8.3f}  {status}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,306 @@
+"""A network graph or a dataset graph as the graph view lays it out: nodes in a scope tree.
+
+The page draws what is visible and asks Graphviz to lay out only that, so it needs every
+node once, with its scope, and the scope tree with counts (a collapsed scope is one box
+labelled with what it holds). :func:`network_view` reads an anf_ir ``GraphProto`` (ours or
+MindSpore's):
+
+* an operator is named by its ``full_name`` (``Default/fc1-Dense/MatMul-op0``), or
+  ``<scope>/<op_type>-op<name>`` without one; its scope is the path before the last ``/``,
+  and every prefix of a scope is a scope too;
+* a parameter (a weight, a model input) sits in the innermost scope that holds all the
+  operators using it, so a layer's weights are inside the layer; a constant is copied into
+  each scope that uses it (MindInsight does the same), so one shared constant does not pull
+  edges across the whole drawing; both are named ``<scope>/<name>``;
+* inputs are node indices, each with its edge kind (0 data, 1 control); an input naming
+  nothing is counted in ``problems``, not fatal.
+
+:func:`dataset_view` turns a lineage ``DatasetGraph`` (the dataset pipeline, its last
+operation at the root) into the same form: one node per operation, fed by its children.
+
+Nothing here trusts the file: names are plain strings for the page to show as text, large
+attribute values are left out, and the output grows with the message, never beyond it.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from sumlens._proto import anf_ir_pb2, lineage_pb2
+from sumlens.board.mindinsight_proto import (
+    data_type_name,
+    known_data_type,
+    shortest_float32,
+    text_format,
+)
+
+OPERATOR = "operator"
+PARAMETER = "parameter"
+CONST = "const"
+DATASET = "dataset"
+MAX_ATTRIBUTE_BYTES = 1024
+"""Attribute values larger than this (serialized) are shown by their size only."""
+_DT_TENSOR = anf_ir_pb2.DataType.Value("DT_TENSOR")
+_DT_TUPLE = anf_ir_pb2.DataType.Value("DT_TUPLE")
+_CONTROL = anf_ir_pb2.InputProto.CONTROL_EDGE
+
+
+def join(scope: str, name: str) -> str:
+    """``scope/name``, or ``name`` at the root."""
+    return f"{scope}/{name}" if scope else name
+
+
+@dataclass
+class ViewNode:
+    """One node as the page gets it (``inputs``: [source index, 0 data / 1 control])."""
+
+    name: str
+    type: str
+    kind: str
+    scope: int = 0
+    attrs: dict[str, str] = field(default_factory=dict)
+    dtype: str = ""
+    shape: list[list[int]] = field(default_factory=list)
+    inputs: list[list[int]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """The node's JSON form."""
+        return {
+            "name": self.name,
+            "type": self.type,
+            "kind": self.kind,
+            "scope": self.scope,
+            "attrs": self.attrs,
+            "dtype": self.dtype,
+            "shape": self.shape,
+            "inputs": self.inputs,
+        }
+
+
+class ScopeTree:
+    """Scope paths numbered from 0 (the root, ""), each with its parent's number."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = [""]
+        self.parents: list[int] = [-1]
+        self._index: dict[str, int] = {"": 0}
+
+    def add(self, path: str) -> int:
+        """The number of ``path``, adding it and its missing ancestors."""
+        missing = []
+        while path not in self._index:  # a loop, not recursion: a name may hold many "/"
+            missing.append(path)
+            path = path.rsplit("/", 1)[0] if "/" in path else ""
+        number = self._index[path]
+        for name in reversed(missing):
+            self.parents.append(number)
+            number = self._index[name] = len(self.names)
+            self.names.append(name)
+        return number
+
+    def common(self, first: int, second: int) -> int:
+        """The innermost scope holding both."""
+        above = set()
+        while first >= 0:
+            above.add(first)
+            first = self.parents[first]
+        while second not in above:
+            second = self.parents[second]
+        return second
+
+    def to_json(self, nodes: list[ViewNode]) -> list[dict[str, Any]]:
+        """Each scope with its parent, direct node count and total node count below it."""
+        direct = [0] * len(self.names)
+        for node in nodes:
+            direct[node.scope] += 1
+        total = list(direct)
+        for index in range(len(self.names) - 1, 0, -1):  # children are numbered after parents
+            total[self.parents[index]] += total[index]
+        return [
+            {"name": name, "parent": parent, "nodes": count, "total": whole}
+            for name, parent, count, whole in zip(
+                self.names, self.parents, direct, total, strict=True
+            )
+        ]
+
+
+def _view(name: str, tree: ScopeTree, nodes: list[ViewNode], problems: list[str]) -> dict:
+    return {
+        "name": name,
+        "scopes": tree.to_json(nodes),
+        "nodes": [node.to_json() for node in nodes],
+        "problems": problems,
+    }
+
+
+def network_view(proto: anf_ir_pb2.GraphProto) -> dict[str, Any]:
+    """``proto`` as ``{name, scopes, nodes, problems}`` (see the module docstring)."""
+    tree = ScopeTree()
+    nodes: list[ViewNode] = []
+    by_id: dict[str, int] = {}
+    for operator in proto.node:
+        name = operator.full_name or join(operator.scope, f"{operator.op_type}-op{operator.name}")
+        scope = tree.add(name.rsplit("/", 1)[0] if "/" in name else "")
+        node = ViewNode(name, operator.op_type or "(no type)", OPERATOR, scope)
+        node.attrs = {item.name: _attribute_text(item.value) for item in operator.attribute}
+        node.dtype, node.shape = type_name(operator.output_type), shapes(operator.output_type)
+        if operator.name:
+            by_id.setdefault(operator.name, len(nodes))
+        nodes.append(node)
+    parameters = {item.name: item for item in proto.parameters if item.name}
+    constants = {item.key: item for item in proto.const_vals if item.key}
+    users: dict[str, list[int]] = defaultdict(list)  # parameter name -> scopes using it
+    pending: list[tuple[int, int, str]] = []  # (consumer, input position, variable name)
+    unresolved: list[str] = []
+    for index, operator in enumerate(proto.node):
+        for edge in operator.input:
+            kind = 1 if edge.type == _CONTROL else 0
+            source = by_id.get(edge.name)
+            if source is None and "/" in edge.name:
+                source = by_id.get(edge.name.split("op")[-1])
+            if source is not None:
+                nodes[index].inputs.append([source, kind])
+            elif edge.name in parameters or edge.name in constants:
+                pending.append((index, len(nodes[index].inputs), edge.name))
+                nodes[index].inputs.append([-1, kind])  # filled in once the source is placed
+                if edge.name in parameters:
+                    users[edge.name].append(nodes[index].scope)
+            else:
+                unresolved.append(edge.name)
+    placed: dict[tuple[str, int], int] = {}
+    for name, item in parameters.items():
+        scopes = users.get(name, [0])
+        scope = scopes[0]
+        for other in scopes[1:]:
+            scope = tree.common(scope, other)
+        placed[(name, -1)] = len(nodes)
+        node = ViewNode(join(tree.names[scope], name), "Parameter", PARAMETER, scope)
+        node.dtype, node.shape = type_name(item.type), shapes(item.type)
+        nodes.append(node)
+    for consumer, position, name in pending:
+        source = placed.get((name, -1))
+        if source is None:  # a constant: one copy per scope using it
+            scope = nodes[consumer].scope
+            source = placed.get((name, scope))
+            if source is None:
+                source = placed[(name, scope)] = len(nodes)
+                nodes.append(_constant(constants[name], join(tree.names[scope], name), scope))
+        nodes[consumer].inputs[position][0] = source
+    problems = []
+    if unresolved:
+        problems.append(
+            f"{len(unresolved)} input(s) name no node, parameter or constant "
+            f"(first: {unresolved[0]!r}); those edges are not drawn"
+        )
+    return _view(proto.name, tree, nodes, problems)
+
+
+def _constant(proto: anf_ir_pb2.NamedValueProto, name: str, scope: int) -> ViewNode:
+    node = ViewNode(name, "Const", CONST, scope)
+    node.dtype = data_type_name(proto.value.dtype)
+    node.attrs = {"value": _attribute_text(proto.value)}
+    if proto.value.dtype == _DT_TENSOR:
+        node.shape = [list(proto.value.tensor_val.dims)]
+    return node
+
+
+def _attribute_text(value: anf_ir_pb2.ValueProto) -> str:
+    """A value as short text: ``[1, 1]`` for a list of ints, ``true``, ``"NCHW"``; values
+    of several fields or nested messages in protobuf's text format."""
+    size = value.ByteSize()
+    if size > MAX_ATTRIBUTE_BYTES:
+        return f"({data_type_name(value.dtype)}, {size} bytes: not shown)"
+    fields = [(item, got) for item, got in value.ListFields() if item.name != "dtype"]
+    if len(fields) == 1 and fields[0][0].message_type is None:
+        got = fields[0][1]
+        if fields[0][0].type == fields[0][0].TYPE_FLOAT:  # float32: its shortest digits
+            got = shortest_float32(got) if isinstance(got, float) else map(shortest_float32, got)
+        if isinstance(got, str | bytes | int | float):
+            return _scalar_text(got)
+        return "[" + ", ".join(_scalar_text(item) for item in got) + "]"
+    return text_format(value).strip()
+
+
+def _scalar_text(value: str | bytes | int | float) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str | bytes):
+        return repr(value)
+    return str(value)
+
+
+def shapes(proto: anf_ir_pb2.TypeProto) -> list[list[int]]:
+    """The shapes a TypeProto declares: one per tensor it holds, [] for a scalar."""
+    if proto.HasField("tensor_type"):
+        return [list(dim.size for dim in proto.tensor_type.shape.dim)]
+    if proto.HasField("sequence_type"):
+        found: list[list[int]] = []
+        for element in proto.sequence_type.elem_types:
+            found.extend(shapes(element))
+        return found
+    return [[]] if proto.HasField("data_type") else []
+
+
+def type_name(proto: anf_ir_pb2.TypeProto) -> str:
+    """``DT_TENSOR[DT_FLOAT32]``, ``DT_TUPLE[...]`` or the plain data type's name."""
+    data_type = known_data_type(proto.data_type)
+    name = data_type_name(data_type)
+    if data_type == _DT_TENSOR:
+        return f"{name}[{data_type_name(proto.tensor_type.elem_type)}]"
+    if data_type == _DT_TUPLE:
+        return f"{name}[{', '.join(type_name(item) for item in proto.sequence_type.elem_types)}]"
+    return name
+
+
+def dataset_view(proto: lineage_pb2.DatasetGraph) -> dict[str, Any]:
+    """A dataset pipeline as ``{name, scopes, nodes, problems}``: each operation a node
+    named ``<op_type>-<n>`` (n: depth-first order from the last operation), fed by the
+    operations below it."""
+    tree = ScopeTree()
+    nodes: list[ViewNode] = []
+    stack: list[tuple[lineage_pb2.DatasetGraph, int]] = [(proto, -1)]
+    while stack:
+        message, consumer = stack.pop()
+        values = _parameters(message.parameter)
+        op_type = str(values.pop("op_type", "") or "Dataset")
+        node = ViewNode(f"{op_type}-{len(nodes)}", op_type, DATASET)
+        node.attrs = {key: _plain(value) for key, value in values.items()}
+        if message.HasField("sampler"):
+            node.attrs["sampler"] = _plain(_operation(message.sampler))
+        for number, operation in enumerate(message.operations):
+            node.attrs[f"operation {number}"] = _plain(_operation(operation))
+        if consumer >= 0:
+            nodes[consumer].inputs.append([len(nodes), 0])
+        index = len(nodes)
+        nodes.append(node)
+        stack.extend((child, index) for child in reversed(message.children))
+    return _view("dataset graph", tree, nodes, [])
+
+
+def _parameters(parameter: lineage_pb2.OperationParameter) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for key in ("mapStr", "mapBool", "mapInt", "mapDouble"):
+        found.update(getattr(parameter, key).items())
+    for name, values in parameter.mapStrList.items():
+        found[name] = list(values.strValue)
+    return found
+
+
+def _operation(operation: lineage_pb2.Operation) -> dict[str, Any]:
+    found = _parameters(operation.operationParam)
+    if operation.size:
+        found["size"] = list(operation.size)
+    if operation.weights:
+        found["weights"] = list(operation.weights)
+    return found
+
+
+def _plain(value: Any) -> str:
+    """A parameter value as one short line of text."""
+    if isinstance(value, dict):
+        return ", ".join(f"{key}={_plain(item)}" for key, item in value.items())
+    if isinstance(value, list):
+        return "[" + ", ".join(_plain(item) for item in value) + "]"
+    return str(value)

@@ -1,0 +1,249 @@
+"""One run's lineage as flat, typed fields: what the lineage view compares runs by.
+
+A run's ``_lineage`` files are read in MindInsight's order
+(:func:`~sumlens.board.mindinsight_jobs.mindinsight_order`) and merged as MindInsight
+merges them (:mod:`sumlens.board.mindinsight_lineage`): a train lineage or a dataset graph
+starts the lineage afresh, an evaluation lineage adds its metrics and validation data, and
+custom lineage records add their fields. Unlike MindInsight, a run holding custom lineage
+only (``sumlens.lineage.from_config``) is listed too.
+
+Every field keeps its type: numbers stay numbers (float32 fields as the shortest decimal
+that reads back the same, 0.01 rather than 0.009999999776), metric and custom fields
+nested in dicts get dotted names (``optim.lr``). Files may be crafted: a record that is
+not a lineage event is counted, not fatal, and a run keeps at most :data:`MAX_FIELDS`
+metric and custom fields.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sumlens._proto import lineage_pb2
+from sumlens.board.mindinsight_jobs import mindinsight_order
+from sumlens.board.mindinsight_lineage import dataset_graph_json
+from sumlens.board.mindinsight_proto import shortest_float32
+from sumlens.io import NotAnEventFileError, ReadStats, RecordFile
+
+Value = int | float | str | None
+MAX_FIELDS = 1000
+"""Metric and custom fields kept per run (a crafted file may hold millions)."""
+TOO_MANY = f"more than {MAX_FIELDS} metric and custom fields: the rest are left out"
+MAX_DEPTH = 8
+"""Nesting levels of a metric or custom dict that are flattened; deeper ones become text."""
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    """A fixed lineage column: its id, label, kind and where the train lineage holds it."""
+
+    id: str
+    label: str
+    kind: str
+    section: str
+    name: str
+
+
+FIXED: tuple[Field, ...] = (
+    Field("learning_rate", "learning rate", "hyper", "hyper_parameters", "learning_rate"),
+    Field("optimizer", "optimizer", "hyper", "hyper_parameters", "optimizer"),
+    Field("loss_function", "loss function", "hyper", "hyper_parameters", "loss_function"),
+    Field("epoch", "epochs", "hyper", "hyper_parameters", "epoch"),
+    Field("batch_size", "batch size", "hyper", "hyper_parameters", "batch_size"),
+    Field("device_num", "devices", "hyper", "hyper_parameters", "device_num"),
+    Field("parallel_mode", "parallel mode", "hyper", "hyper_parameters", "parallel_mode"),
+    Field("loss", "train loss", "metric", "algorithm", "loss"),
+    Field("train_dataset_path", "train data", "dataset", "train_dataset", "train_dataset_path"),
+    Field("train_dataset_size", "train size", "dataset", "train_dataset", "train_dataset_size"),
+    Field("valid_dataset_path", "eval data", "dataset", "valid_dataset", "valid_dataset_path"),
+    Field("valid_dataset_size", "eval size", "dataset", "valid_dataset", "valid_dataset_size"),
+    Field("pipeline", "pipeline", "dataset", "", ""),
+    Field("network", "network", "model", "algorithm", "network"),
+    Field("model_path", "checkpoint", "model", "model", "path"),
+    Field("model_size", "model size", "model", "model", "size"),
+)
+"""The columns every lineage may have, in the order the table shows them."""
+KINDS = ("hyper", "metric", "dataset", "model", "custom")
+"""Column kinds: hyper-parameter, metric, dataset, model, custom lineage field."""
+
+
+@dataclass
+class RunLineage:
+    """The merged lineage of one run: ``values`` maps column ids to typed values.
+
+    Metric columns are ``metric/<name>``, custom ones ``custom/<name>``; ``graph`` is the
+    dataset graph as :func:`~sumlens.board.mindinsight_lineage.dataset_graph_json` gives
+    it; ``problems`` says what could not be read.
+    """
+
+    values: dict[str, Value] = field(default_factory=dict)
+    graph: dict[str, Any] | None = None
+    problems: list[str] = field(default_factory=list)
+    extra_fields: int = 0
+
+    def reset(self) -> None:
+        """Start afresh (a new train lineage or dataset graph), keeping the problems."""
+        self.values, self.graph, self.extra_fields = {}, None, 0
+
+
+def read_run_lineage(directory: Path, names: list[str]) -> RunLineage | None:
+    """The lineage of the lineage files ``names`` of ``directory``, or None if they hold none."""
+    lineage = RunLineage()
+    found = False
+    for name in mindinsight_order(names):
+        train, evaluation, graph, custom = _scan(directory / name, lineage.problems)
+        if train is not None or graph is not None:
+            lineage.reset()
+        for info in custom:
+            _add_custom(lineage, info)
+        if train is not None:
+            _add_train(lineage.values, train)
+        if evaluation is not None:
+            _add_evaluation(lineage, evaluation)
+        if graph is not None:
+            lineage.graph = dataset_graph_json(graph)
+            lineage.values["pipeline"] = pipeline_text(lineage.graph)
+        found = found or any(x is not None for x in (train, evaluation, graph)) or bool(custom)
+    return lineage if found else None
+
+
+def _scan(path: Path, problems: list[str]) -> tuple[Any, Any, Any, list[Any]]:
+    """The last train lineage, evaluation lineage and dataset graph of a file, and all of
+    its custom lineage records."""
+    last: dict[str, Any] = {}
+    custom: list[Any] = []
+    stats = ReadStats()
+    undecodable = 0
+    try:
+        for payload in RecordFile(path).read_payloads(stats):
+            try:
+                event = lineage_pb2.LineageEvent.FromString(payload)
+            except Exception:  # protobuf's DecodeError: not a lineage event
+                undecodable += 1
+                continue
+            kind = event.WhichOneof("what")
+            if kind == "user_defined_info":
+                custom.append(event.user_defined_info)
+            elif kind in ("train_lineage", "evaluation_lineage", "dataset_graph"):
+                last[kind] = getattr(event, kind)
+    except (OSError, NotAnEventFileError) as err:
+        problems.append(f"{path.name}: {type(err).__name__}: {err}")
+    bad = undecodable + stats.corrupt_records
+    if bad:
+        problems.append(f"{path.name}: {bad} record(s) could not be read")
+    return (
+        last.get("train_lineage"),
+        last.get("evaluation_lineage"),
+        last.get("dataset_graph"),
+        custom,
+    )
+
+
+def _float32(value: float) -> float | None:
+    return shortest_float32(value) if math.isfinite(value) else None
+
+
+def _add_train(values: dict[str, Value], train: lineage_pb2.TrainLineage) -> None:
+    for column in FIXED:
+        if column.section in ("", "valid_dataset"):
+            continue
+        section = getattr(train, column.section)
+        if not train.HasField(column.section) or not section.HasField(column.name):
+            continue
+        value = getattr(section, column.name)
+        if column.id == "model_path":
+            value = _checkpoint(value)
+        elif isinstance(value, float):
+            value = _float32(value)
+        values[column.id] = value
+    if values.get("model_size") == 0 and not values.get("model_path"):
+        values.pop("model_size")  # MindSpore writes 0 when it saved no checkpoint
+
+
+def _checkpoint(text: str) -> str | None:
+    """The checkpoint path of MindSpore's ``{"ckpt": path}`` text (the text if not that)."""
+    try:
+        found = json.loads(text)
+    except ValueError:
+        return text or None
+    if isinstance(found, dict):
+        path = found.get("ckpt")
+        return str(path) if path else None
+    return text or None
+
+
+def _add_evaluation(lineage: RunLineage, evaluation: lineage_pb2.EvaluationLineage) -> None:
+    if evaluation.HasField("valid_dataset"):
+        dataset = evaluation.valid_dataset
+        for name in ("valid_dataset_path", "valid_dataset_size"):
+            if dataset.HasField(name):
+                lineage.values[name] = getattr(dataset, name)
+    if evaluation.metric:
+        try:
+            metrics = json.loads(evaluation.metric)
+        except ValueError:
+            lineage.problems.append("the evaluation metrics are not JSON")
+            return
+        if isinstance(metrics, dict):
+            _flatten(lineage, "metric/", metrics, 0)
+
+
+def _add_custom(lineage: RunLineage, info: lineage_pb2.UserDefinedInfo) -> None:
+    _flatten(lineage, "custom/", _custom_dict(info, 0), 0)
+
+
+def _custom_dict(info: lineage_pb2.UserDefinedInfo, depth: int) -> dict[str, Any]:
+    """Every key of a UserDefinedInfo, its entries' too; nested ones as dicts."""
+    found: dict[str, Any] = {}
+    for name in ("map_int32", "map_double", "map_str"):
+        found.update(getattr(info, name))
+    for key, inner in info.map_dict.items():
+        found[key] = _custom_dict(inner, depth + 1) if depth < MAX_DEPTH else str(inner)
+    if depth < MAX_DEPTH:
+        for entry in info.user_info:
+            found.update(_custom_dict(entry, depth + 1))
+    return found
+
+
+def _flatten(lineage: RunLineage, prefix: str, values: dict[str, Any], depth: int) -> None:
+    for key, value in values.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict) and depth < MAX_DEPTH:
+            _flatten(lineage, f"{name}.", value, depth + 1)
+            continue
+        if name not in lineage.values:
+            if lineage.extra_fields >= MAX_FIELDS:
+                if TOO_MANY not in lineage.problems:
+                    lineage.problems.append(TOO_MANY)
+                continue
+            lineage.extra_fields += 1
+        lineage.values[name] = typed(value)
+
+
+def typed(value: Any) -> Value:
+    """A value as the table holds it: ints and floats as they are (non-finite: None),
+    bools and lists as their JSON text, None as None."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value)
+
+
+def pipeline_text(graph: dict[str, Any]) -> str:
+    """A dataset graph's operations in data-flow order, e.g. ``GeneratorDataset → Batch``
+    (several inputs: ``(A + B) → Zip``)."""
+    name = str(graph.get("op_type") or "?")
+    children = [child for child in graph.get("children", []) if isinstance(child, dict)]
+    if not children:
+        return name
+    inputs = [pipeline_text(child) for child in children]
+    upstream = inputs[0] if len(inputs) == 1 else f"({' + '.join(inputs)})"
+    return f"{upstream} → {name}"

@@ -1,0 +1,186 @@
+"""The graph view in headless Chromium: a torch model SummaryRecord(network=...) captured,
+the graphs and dataset graph MindSpore wrote, and a graph whose names hold markup.
+
+Screenshots go to the artifacts folder (graph-*.png).
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import torch
+from board_helpers import free_port, get_json, running_server, wait_until
+from graph_page import GraphPage
+from playwright.sync_api import Page
+
+from sumlens import SummaryRecord
+from sumlens._proto import anf_ir_pb2
+from sumlens.board.settings import BoardSettings
+
+MARKUP = "<img src=x onerror=alert(1)>"
+BLOCK = "Default/features-Sequential/0-Block"
+CONV = f"{BLOCK}/conv-Conv2d"
+LAYERS = [CONV, f"{BLOCK}/bn-BatchNorm2d", f"{BLOCK}/act-ReLU", "Default/head-Linear"]
+
+
+class Block(torch.nn.Module):
+    """conv -> bn -> relu."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
+        self.bn = torch.nn.BatchNorm2d(4)
+        self.act = torch.nn.ReLU()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.act(self.bn(self.conv(x)))
+
+
+class Net(torch.nn.Module):
+    """features (a block, a pool) then a linear head."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.features = torch.nn.Sequential(Block(), torch.nn.MaxPool2d(2))
+        self.head = torch.nn.Linear(4 * 4 * 4, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.features(x).flatten(1))
+
+
+def markup_graph() -> anf_ir_pb2.GraphProto:
+    """A scope and an operator whose names are markup."""
+    graph = anf_ir_pb2.GraphProto(name=MARKUP)
+    first = graph.node.add(name="1", op_type=MARKUP, scope=f"Default/{MARKUP}")
+    first.full_name = f"Default/{MARKUP}/{MARKUP}"
+    second = graph.node.add(name="2", op_type="Add", scope="Default", full_name="Default/Add-op0")
+    second.input.add(name="1")
+    return graph
+
+
+@pytest.fixture(scope="module")
+def graph_url(tmp_path_factory: pytest.TempPathFactory, golden_dir: Path) -> Iterator[str]:
+    """The server over the golden runs, a run of the torch model and the markup graph."""
+    root = tmp_path_factory.mktemp("graphview")
+    base = root / "base"
+    for name in ("all_plugins", "collector"):
+        shutil.copytree(golden_dir / name, base / name)
+    net = Net()
+    with SummaryRecord(base / "torch", network=net) as record:
+        net(torch.zeros(2, 3, 8, 8))
+        record.add_value("scalar", "loss", 1.0)
+        record.record(1)
+    with SummaryRecord(base / "markup") as record:
+        record.add_value("graph", "g", markup_graph())
+        record.record(1)
+    settings = BoardSettings.create(base, port=free_port(), workspace=root / "ws")
+    with running_server(settings) as url:
+        wait_until(lambda: len(get_json(f"{url}/api/v1/runs")["runs"]) == 4)
+        yield url
+
+
+@pytest.fixture
+def graph(page: Page, graph_url: str, artifacts: Path) -> GraphPage:
+    return GraphPage(page, graph_url, artifacts)
+
+
+def test_layers_are_scopes_and_open_into_nodes(graph: GraphPage) -> None:
+    graph.open_graph("./torch")
+    drawn = graph.boxes()
+    for layer in LAYERS:
+        assert ("scope", layer) in drawn
+    assert ("cluster", BLOCK) in drawn  # scopes holding scopes start open
+    assert not any(kind == "node" and name.startswith(f"{CONV}/") for kind, name in drawn)
+    graph.screenshot("graph-torch-first")
+    graph.toggle("scope", CONV)
+    drawn = graph.boxes()
+    assert ("cluster", CONV) in drawn
+    assert {f"{CONV}/Conv2d-op0", f"{CONV}/features.0.conv.weight"} <= {
+        name for kind, name in drawn if kind == "node"
+    }
+    assert CONV in graph.options()["open"]
+    graph.screenshot("graph-torch-conv-open")
+    # a reload shows the same view
+    graph.page.reload()
+    graph.wait_drawing()
+    assert ("cluster", CONV) in graph.boxes() and graph.panel_field(".graph-name") == CONV
+    graph.toggle("cluster", CONV)
+    assert ("scope", CONV) in graph.boxes()
+
+
+def test_search_selects_a_node_and_the_panel_shows_it(graph: GraphPage) -> None:
+    graph.open_graph("./torch")
+    found = graph.search("batchnorm-op")
+    bn = f"{BLOCK}/bn-BatchNorm2d/BatchNorm-op0"
+    assert found == [bn]
+    before = graph.drawings()
+    graph.pick_result(bn)
+    graph.wait_drawing(before)
+    assert graph.selected_box() == bn  # its scope was opened to show it
+    assert graph.panel_field(".graph-type") == "BatchNorm"
+    assert graph.panel_field(".graph-output-shape") == "[2, 4, 8, 8]"
+    inputs = graph.page.locator(".graph-panel .graph-neighbours").first.inner_text()
+    assert f"{CONV}/Conv2d-op0" in inputs and "[2, 4, 8, 8]" in inputs
+    assert "[4]" in inputs  # the weight's shape
+    graph.screenshot("graph-torch-search")
+    # a neighbour in the panel selects that node
+    graph.page.locator(".graph-panel .graph-link", has_text=f"{CONV}/Conv2d-op0").click()
+    graph.wait_selected(f"{CONV}/Conv2d-op0")
+    graph.wait_drawing(before + 1)
+    assert graph.panel_field(".graph-type") == "Conv2d"
+    assert graph.options()["sel"] == f"{CONV}/Conv2d-op0"
+
+
+def test_fit_brings_the_whole_drawing_into_view(graph: GraphPage) -> None:
+    graph.open_graph("./torch")
+    assert graph.drawing_inside()
+    for _ in range(6):
+        graph.page.click("button[aria-label='Zoom in']")
+    assert not graph.drawing_inside()
+    graph.page.click("button[aria-label='Fit the drawing to the window']")
+    assert graph.drawing_inside()
+    graph.page.mouse.move(500, 500)
+    graph.page.mouse.down()
+    graph.page.mouse.move(900, 800, steps=5)
+    graph.page.mouse.up()
+    assert not graph.drawing_inside()  # dragged off to the corner
+    graph.page.click("button[aria-label='Fit the drawing to the window']")
+    assert graph.drawing_inside()
+
+
+def test_mindspore_graphs_and_the_dataset_graph(graph: GraphPage) -> None:
+    graph.open_graph("./all_plugins")
+    drawn = graph.boxes()
+    for layer in ("Default/fc1-Dense", "Default/relu-ReLU", "Default/fc2-Dense"):
+        assert ("scope", layer) in drawn
+    graph.screenshot("graph-mindspore-all-plugins")
+    graph.open_graph("./collector")
+    assert ("scope", "Default/network-WithLossCell/_backbone-SmallLeNet/conv1-Conv2d") in (
+        graph.boxes()
+    )
+    graph.screenshot("graph-mindspore-collector")
+    before = graph.drawings()
+    graph.page.select_option(".graph-pick", label="Dataset: dataset_graph")
+    graph.wait_drawing(before)
+    assert sorted(graph.boxes()) == [("node", "Batch-0"), ("node", "GeneratorDataset-1")]
+    graph.box("node", "Batch-0").click()
+    graph.wait_selected("Batch-0")
+    assert graph.panel_field(".graph-type") == "Batch"
+    assert "batch_size" in graph.panel_field(".graph-attrs")
+    graph.screenshot("graph-mindspore-dataset")
+
+
+def test_names_with_markup_show_as_text(graph: GraphPage) -> None:
+    graph.open_graph("./markup", {"open": ["Default", f"Default/{MARKUP}"]})
+    assert ("node", f"Default/{MARKUP}/{MARKUP}") in graph.boxes()
+    label = graph.box("node", f"Default/{MARKUP}/{MARKUP}").locator("text").text_content()
+    assert label is not None and label.startswith("<img src=x")
+    graph.box("node", f"Default/{MARKUP}/{MARKUP}").click()
+    graph.wait_selected(f"Default/{MARKUP}/{MARKUP}")
+    assert graph.panel_field(".graph-type") == MARKUP
+    assert graph.page.evaluate("() => document.querySelectorAll('main img').length") == 0
+    assert MARKUP in graph.page.inner_text(".graph-status")
+    graph.screenshot("graph-markup")
