@@ -14,7 +14,7 @@ MI_STAMP   := $(MI_VENV)/.sumlens-installed-mindinsight-$(MI_VERSION)
 MINDINSIGHT_BIN := $(MI_VENV)/bin/mindinsight
 
 .PHONY: demo test lint npm chromium-check proto bench bench-anchors bench-write bench-train bench-collector bench-thor \
-	bench-landscape bench-board mindinsight clean
+	bench-landscape bench-board bench-views mindinsight clean
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -107,6 +107,12 @@ bench-thor: $(STAMP)
 # The dashboard against TensorBoard, its Rust data server and MindInsight (needs Chromium too).
 bench-board: $(STAMP) $(NPM_STAMP) $(MI_STAMP) chromium-check
 	$(PY) benchmarks/bench_board.py
+
+# The graph view (5,000 operators in 50 scopes; ResNet-50) and the lineage view (10,000 runs)
+# timed in Chromium.
+bench-views: $(STAMP) $(NPM_STAMP) chromium-check
+	$(PY) benchmarks/bench_graph_view.py
+	$(PY) benchmarks/bench_lineage_view.py
 
 # loss-landscapes is the third method of bench_landscape.py (numpy only besides torch).
 bench-landscape: $(STAMP)

@@ -37,7 +37,13 @@ from sumlens.io import RecordWriter
 
 DATA = Path(__file__).parent / "data" / "board"
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 OPTIMIZERS = ("SGD", "Momentum", "Adam")
 TARGET_PAINT_S = 1.0
 TARGET_BRUSH_S = 0.1

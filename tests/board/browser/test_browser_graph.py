@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 import torch
 from board_helpers import free_port, get_json, running_server, wait_until
+from collector_runs import COLLECTOR_RATES, write_collector_runs
+from digits import DigitsCNN
 from graph_page import GraphPage
 from playwright.sync_api import Page
 
@@ -23,6 +25,7 @@ from sumlens.board.settings import BoardSettings
 MARKUP = "<img src=x onerror=alert(1)>"
 BLOCK = "Default/features-Sequential/0-Block"
 CONV = f"{BLOCK}/conv-Conv2d"
+DIGITS_LAYERS = list(DigitsCNN().named_children())
 LAYERS = [CONV, f"{BLOCK}/bn-BatchNorm2d", f"{BLOCK}/act-ReLU", "Default/head-Linear"]
 
 
@@ -76,15 +79,28 @@ def graph_url(tmp_path_factory: pytest.TempPathFactory, golden_dir: Path) -> Ite
     with SummaryRecord(base / "markup") as record:
         record.add_value("graph", "g", markup_graph())
         record.record(1)
+    write_collector_runs(base)
     settings = BoardSettings.create(base, port=free_port(), workspace=root / "ws")
     with running_server(settings) as url:
-        wait_until(lambda: len(get_json(f"{url}/api/v1/runs")["runs"]) == 4)
+        wait_until(lambda: len(get_json(f"{url}/api/v1/runs")["runs"]) == 4 + len(COLLECTOR_RATES))
         yield url
 
 
 @pytest.fixture
 def graph(page: Page, graph_url: str, artifacts: Path) -> GraphPage:
     return GraphPage(page, graph_url, artifacts)
+
+
+def test_summary_collector_graph_shows_each_layer(graph: GraphPage) -> None:
+    graph.open_graph(next(iter(COLLECTOR_RATES)))
+    drawn = graph.boxes()
+    layers = [f"Default/{name}-{type(module).__name__}" for name, module in DIGITS_LAYERS]
+    assert {("scope", layer) for layer in layers} <= set(drawn), drawn
+    conv = layers[0]
+    graph.toggle("scope", conv)
+    inside = {name for kind, name in graph.boxes() if kind == "node"}
+    assert any(name.startswith(f"{conv}/Conv2d") for name in inside), inside
+    graph.screenshot("graph-collector-conv1-open")
 
 
 def test_layers_are_scopes_and_open_into_nodes(graph: GraphPage) -> None:

@@ -21,6 +21,7 @@ from urllib.parse import quote
 import pytest
 from board_helpers import free_port, running_server, wait_until
 from board_page import WAIT_MS
+from collector_runs import COLLECTOR_RATES, write_collector_runs
 from lineage_data import (
     GOLDEN,
     WRITTEN,
@@ -37,6 +38,7 @@ RATES = {
     **{run: values[0] for run, values in GOLDEN.items()},
     **{run: values[0] for run, values in WRITTEN.items()},
     XSS_RUN: XSS_LINEAGE[0],
+    **COLLECTOR_RATES,
 }
 ACCURACY = {
     **{run: values[1] for run, values in GOLDEN.items()},
@@ -52,9 +54,21 @@ _SHOWN = f"""() => [...document.querySelectorAll('{ROWS}')]
 
 
 @pytest.fixture(scope="module")
-def lineage_url(tmp_path_factory: pytest.TempPathFactory, golden_dir: Path) -> Iterator[str]:
+def lineage_base(
+    tmp_path_factory: pytest.TempPathFactory, golden_dir: Path
+) -> tuple[Path, dict[str, float]]:
+    """The base directory, and the accuracy of each run SummaryCollector recorded."""
     base = tmp_path_factory.mktemp("lineage-browser") / "base"
     write_lineage_base(base, golden_dir)
+    trained = write_collector_runs(base)
+    return base, {run: accuracy for run, (_, accuracy) in trained.items()}
+
+
+@pytest.fixture(scope="module")
+def lineage_url(
+    lineage_base: tuple[Path, dict[str, float]], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    base, _ = lineage_base
     settings = BoardSettings.create(
         base,
         port=free_port(),
@@ -96,14 +110,15 @@ def number(text: str) -> float | None:
 
 
 def test_table_lists_every_run_with_its_values(
-    page: Page, lineage_url: str, artifacts: Path
+    page: Page, lineage_url: str, lineage_base: tuple[Path, dict[str, float]], artifacts: Path
 ) -> None:
+    accuracy = {**ACCURACY, **lineage_base[1]}  # SummaryCollector's runs: what Model.eval said
     open_lineage(page, lineage_url)
     rows = shown(page)
     assert [row["run"] for row in rows] == sorted(RATES)  # the server's order: by id
     for row in rows:
         assert number(row["learning_rate"]) == pytest.approx(RATES[row["run"]])
-        expected = ACCURACY[row["run"]]
+        expected = accuracy[row["run"]]
         assert number(row["metric/accuracy"]) == (
             None if expected is None else pytest.approx(expected)
         )

@@ -13,7 +13,7 @@
 import { el } from './dom.js';
 
 const HEIGHT = 260;
-const TOP = 44;
+const TOP = 58; // room for the axis names (two rows when crowded) above the top ticks
 const BOTTOM = 24;
 const SIDE = 60;
 const GRAB = 14; // px either side of an axis where a drag brushes it
@@ -157,7 +157,7 @@ export class ParallelCoords {
         nodes.push(
           el('span', {
             class: 'lin-pc-tick',
-            style: `${style};top:${TOP - 12}px`,
+            style: `${style};top:${TOP - 10}px`,
             text: fmt(column.max),
           }),
           el('span', {
