@@ -252,7 +252,7 @@ def test_a_landscape_written_while_the_page_is_open_appears(
 ) -> None:
     view.open(_fragment("./live"))  # not written yet
     view.page.wait_for_function(
-        "() => document.querySelector('.land-message').textContent.includes('./live')"
+        "() => document.querySelector('.land-message')?.textContent.includes('./live')"
     )
     first = ours([1, 2])
     write_landscapes(landscape_base / "live", [(first.default_tag(2), first)])

@@ -65,6 +65,23 @@ def test_run_list_shows_the_golden_runs_and_ours(board: BoardPage) -> None:
     assert board.listed_runs() == ascending[::-1]
 
 
+_MODULES = """() => performance.getEntriesByType('resource')
+    .map((entry) => entry.name.split('/').pop()).filter((name) => name.endsWith('.js'))"""
+DEEP_VIEW_MODULES = {"images.js", "histograms.js", "tensors.js", "graph.js", "lineage.js",
+                     "landscape.js"}  # fmt: skip
+
+
+def test_views_load_their_modules_when_first_shown(board: BoardPage) -> None:
+    board.open()
+    board.wait_runs_listed(RUN_IDS)
+    assert not DEEP_VIEW_MODULES & set(board.page.evaluate(_MODULES))
+    board.page.locator("nav a[data-view=lineage]").click()
+    board.page.wait_for_function("() => document.getElementById('lineage-view').children.length")
+    loaded = set(board.page.evaluate(_MODULES))
+    assert "lineage.js" in loaded
+    assert not (DEEP_VIEW_MODULES - {"lineage.js"}) & loaded
+
+
 def test_selected_runs_open_in_the_scalars_view(board: BoardPage) -> None:
     board.open()
     board.wait_runs_listed(["./ours/ms", "./dist"])

@@ -118,3 +118,19 @@ export function fetchTensor(
   if (bins) params.push(['bins', bins]);
   return getJSON('tensor', params, signal);
 }
+
+const SHAPE_PROBE = '[0:0]';
+
+/**
+ * The shape of the tensor `tag` at `step`, from an answer without values: the empty slice
+ * "[0:0]" ([] for a 0-D tensor, which refuses any slice).
+ */
+export async function probeShape({ run, tag, step, rank }, signal) {
+  try {
+    const body = await fetchTensor({ run, tag, step, rank, slice: SHAPE_PROBE }, signal);
+    return body.shape;
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 422) return []; // a 0-D tensor
+    throw err;
+  }
+}

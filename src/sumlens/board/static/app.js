@@ -3,16 +3,11 @@
 // and the auto-refresh poller together; each of those lives in its own module.
 
 import { DashboardView } from './dashboard.js';
-import { GraphView } from './graph.js';
-import { HistogramsView } from './histograms.js';
-import { ImagesView } from './images.js';
-import { LandscapeView } from './landscape.js';
-import { LineageView } from './lineage.js';
+import { LazyView } from './lazyview.js';
 import { Poller } from './poller.js';
 import { RunList } from './runlist.js';
 import { ScalarsView } from './scalars.js';
 import { Store, VIEWS } from './state.js';
-import { TensorsView } from './tensors.js';
 
 const TITLES = {
   runs: 'Runs',
@@ -32,14 +27,18 @@ const sections = Object.fromEntries(
 );
 const runList = new RunList(sections.runs, store);
 const scalars = new ScalarsView(sections.scalars, store);
+// every view but the run list, Scalars and the training dashboard loads its modules when
+// first shown (see lazyview.js)
+const lazy = (name, module, exported) =>
+  new LazyView(name, sections[name], store, async () => (await import(module))[exported]);
 const pluginViews = [
   new DashboardView(sections.run, store),
-  new ImagesView(sections.images, store),
-  new HistogramsView(sections.histograms, store),
-  new TensorsView(sections.tensors, store),
-  new GraphView(sections.graph, store),
-  new LineageView(sections.lineage, store),
-  new LandscapeView(sections.landscape, store),
+  lazy('images', './images.js', 'ImagesView'),
+  lazy('histograms', './histograms.js', 'HistogramsView'),
+  lazy('tensors', './tensors.js', 'TensorsView'),
+  lazy('graph', './graph.js', 'GraphView'),
+  lazy('lineage', './lineage.js', 'LineageView'),
+  lazy('landscape', './landscape.js', 'LandscapeView'),
 ];
 const navLinks = [...document.querySelectorAll('nav a[data-view]')];
 const baseDir = document.getElementById('base-dir');

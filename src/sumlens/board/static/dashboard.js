@@ -16,12 +16,12 @@ import {
   fetchTensor,
   imageUrl,
   newController,
+  probeShape,
 } from './api.js';
 import { el, formatTime, plural } from './dom.js';
 import { PREVIEW_CURVES, ridgeFigure, scalarPreviewFigure } from './figures.js';
 import { clearSketch, drawSketch } from './sketch.js';
 import { PALETTE } from './views.js';
-import { probeShape } from './tensors.js';
 import { defaultSlice, shapeText, tensorTable } from './tensortable.js';
 
 const LINEAGE = {

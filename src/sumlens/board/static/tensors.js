@@ -8,29 +8,13 @@
 // To know the shape before the first slice, a panel asks for the empty slice "[0:0]"
 // (shape, dtype and statistics, no values); a 0-D tensor refuses it and is asked for whole.
 
-import { ApiError, fetchTensor, newController } from './api.js';
+import { ApiError, fetchTensor, newController, probeShape } from './api.js';
 import { el } from './dom.js';
 import { drawFigure, purgeFigure, valueHistogramFigure } from './figures.js';
 import { PluginView, SeriesCard } from './pluginview.js';
 import { BINS, MAX_DIGITS, cardKey } from './state.js';
 import { StepPicker } from './steppicker.js';
 import { defaultSlice, shapeText, statisticsList, tensorTable } from './tensortable.js';
-
-const SHAPE_PROBE = '[0:0]';
-
-/**
- * The shape of the tensor `tag` at `step`, from an answer without values: the empty slice
- * "[0:0]" ([] for a 0-D tensor, which refuses any slice).
- */
-export async function probeShape({ run, tag, step, rank }, signal) {
-  try {
-    const body = await fetchTensor({ run, tag, step, rank, slice: SHAPE_PROBE }, signal);
-    return body.shape;
-  } catch (err) {
-    if (err instanceof ApiError && err.status === 422) return []; // a 0-D tensor
-    throw err;
-  }
-}
 
 class TensorPanel {
   constructor(view, card, run, tag, rank) {
