@@ -30,20 +30,14 @@ import urllib.request
 from pathlib import Path
 
 import numpy as np
+from bench_board import CHROMIUM, CHROMIUM_ARGS
 from playwright.sync_api import Page, sync_playwright
 
 from sumlens._proto import lineage_pb2
 from sumlens.io import RecordWriter
 
 DATA = Path(__file__).parent / "data" / "board"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+
 OPTIMIZERS = ("SGD", "Momentum", "Adam")
 TARGET_PAINT_S = 1.0
 TARGET_BRUSH_S = 0.1

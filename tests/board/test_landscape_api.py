@@ -214,7 +214,7 @@ def test_crafted_landscapes_are_one_line_errors(url: str) -> None:
         ("landscapes", {}, 422, "run"),
         ("landscape", {"run": "./nowhere", "tag": "x"}, 404, "run='./nowhere' is not a run"),
         ("landscape", {"run": "./ours", "tag": "nope"}, 404, "no landscape tag='nope'"),
-        ("landscape", {"run": "./ours", "tag": "landscape_[40]", "rank": 3}, 404, "of rank 3"),
+        ("landscape", {"run": "./ours", "tag": "landscape_[40]", "rank": 3}, 404, "rank=3"),
         ("landscape", {"run": "./ours", "tag": "landscape_[40]", "step": 7}, 404, "step=7"),
         ("landscape", {"run": "./ours", "tag": "landscape_[40]", "step": "two"}, 422, "step"),
         ("landscape", {"run": "./ours"}, 422, "tag"),

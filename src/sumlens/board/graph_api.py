@@ -23,7 +23,6 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Annotated
 
-import numpy as np
 import orjson
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
@@ -31,8 +30,8 @@ from fastapi.responses import Response
 from sumlens._proto import anf_ir_pb2, lineage_pb2
 from sumlens.board.api import json_response
 from sumlens.board.graph_model import dataset_view, network_view
-from sumlens.board.loader import Loader, Samples
-from sumlens.board.plugin_api import NotFound
+from sumlens.board.loader import Loader
+from sumlens.board.plugin_api import NotFound, pick_series, step_index
 from sumlens.board.query import QueryError
 
 _log = logging.getLogger("sumlens.board")
@@ -76,20 +75,6 @@ class _AnswerCache:
                 self._answers.popitem(last=False)
 
 
-def _pick(loader: Loader, run: str, plugin: str, tag: str, rank: int | None) -> list[Samples]:
-    if plugin not in GRAPH_PLUGINS:
-        raise QueryError(f"plugin={plugin!r} is not one of {', '.join(GRAPH_PLUGINS)}")
-    if not loader.has_run(run):
-        raise NotFound(f"run={run!r} is not a run of this server")
-    found = loader.samples(run, plugin, tag)
-    if not found:
-        raise NotFound(f"run={run!r} has no {plugin} tag={tag!r}")
-    if rank is not None and all(samples.rank != rank for samples in found):
-        ranks = [samples.rank for samples in found]
-        raise NotFound(f"rank={rank} of {plugin} tag={tag!r} is not there; ranks: {ranks}")
-    return found
-
-
 def make_graph_router(loader: Loader) -> APIRouter:
     """The graph view's routes over ``loader``'s runs."""
     router = APIRouter(prefix="/api/v1")
@@ -107,15 +92,13 @@ def make_graph_router(loader: Loader) -> APIRouter:
         rank: Annotated[int | None, Query(description="the rank (default: the first)")] = None,
         step: Annotated[int | None, Query(description="the step (default: newest)")] = None,
     ) -> Response:
-        found = _pick(loader, run, plugin, tag, rank)
-        chosen = next(s for s in found if rank is None or s.rank == rank)
+        if plugin not in GRAPH_PLUGINS:
+            raise QueryError(f"plugin={plugin!r} is not one of {', '.join(GRAPH_PLUGINS)}")
+        chosen = pick_series(loader, run, plugin, tag, rank)
+        index = step_index(chosen, step)
         steps = chosen.items["step"]
-        hits = np.flatnonzero(steps == step) if step is not None else [steps.size - 1]
-        if not len(hits):
-            raise NotFound(f"step={step} of {tag!r} is not kept; kept steps: {steps.tolist()}")
-        index = int(hits[-1])
         item = chosen.items[index]
-        ranks = [samples.rank for samples in found]
+        ranks = [samples.rank for samples in loader.samples(run, plugin, tag)]
         library = layout_library_problem()
         where = [run, plugin, tag, chosen.rank, *(item[f].item() for f in item.dtype.names)]
         named = orjson.dumps([where, steps.tolist(), ranks, library])

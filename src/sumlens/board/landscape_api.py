@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-import numpy as np
 from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse, Response
 
@@ -31,7 +30,7 @@ from sumlens.board.landscape_values import (
     landscape_json,
 )
 from sumlens.board.loader import Loader, Samples
-from sumlens.board.plugin_api import NotFound
+from sumlens.board.plugin_api import NotFound, pick_series, step_index
 
 PLUGIN = "landscape"
 
@@ -50,28 +49,6 @@ def _message(loader: Loader, samples: Samples, index: int) -> summary_pb2.LossLa
     if not isinstance(event.value, summary_pb2.LossLandscape):
         raise NotFound(f"{samples.tag!r} at step {step} holds no loss landscape")
     return event.value
-
-
-def _chosen(loader: Loader, run: str, tag: str, rank: int | None) -> Samples:
-    """The kept landscapes of ``tag`` in ``rank`` (the first rank when None)."""
-    for samples in loader.samples(run, PLUGIN, tag):
-        if rank is None or samples.rank == rank:
-            return samples
-    if not loader.has_run(run):
-        raise NotFound(f"run={run!r} is not a run the server knows")
-    where = "" if rank is None else f" of rank {rank}"
-    raise NotFound(f"run={run!r} has no landscape tag={tag!r}{where}")
-
-
-def _step_index(samples: Samples, step: int | None) -> int:
-    """The index of the newest kept value at ``step`` (the newest of all when None)."""
-    if step is None:
-        return samples.items.size - 1
-    hits = np.flatnonzero(samples.items["step"] == step)
-    if not hits.size:
-        kept = samples.items["step"].tolist()
-        raise NotFound(f"step={step} of landscape {samples.tag!r} is not kept; kept: {kept}")
-    return int(hits[-1])
 
 
 def _listed(loader: Loader, samples: Samples, index: int) -> dict[str, Any]:
@@ -137,8 +114,8 @@ def make_landscape_router(loader: Loader) -> APIRouter:
     def landscape(
         run: RunParam, tag: TagParam, rank: RankParam = None, step: StepParam = None
     ) -> Response:
-        samples = _chosen(loader, run, tag, rank)
-        index = _step_index(samples, step)
+        samples = pick_series(loader, run, PLUGIN, tag, rank)
+        index = step_index(samples, step)
         message = _message(loader, samples, index)
         try:
             body = landscape_json(message)

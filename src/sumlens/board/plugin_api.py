@@ -37,17 +37,24 @@ class NotFound(LookupError):
     """What was asked for is not (or no longer) there; the message says what."""
 
 
-def _series(loader: Loader, run: str, plugin: str, tag: str, rank: int | None) -> Samples:
+def pick_series(loader: Loader, run: str, plugin: str, tag: str, rank: int | None) -> Samples:
+    """The kept values of ``plugin`` series ``tag`` of ``rank`` (the first rank when None);
+    :class:`NotFound` naming the run, tag or rank that is not there."""
     found = loader.samples(run, plugin, tag)
     for samples in found:
         if rank is None or samples.rank == rank:
             return samples
-    raise NotFound(
-        f"run={run!r} has no {plugin} {tag!r}" + ("" if rank is None else f" of rank {rank}")
-    )
+    if not loader.has_run(run):
+        raise NotFound(f"run={run!r} is not a run being served")
+    if not found:
+        raise NotFound(f"run={run!r} has no {plugin} tag={tag!r}")
+    ranks = [samples.rank for samples in found]
+    raise NotFound(f"run={run!r} has no {plugin} tag={tag!r} with rank={rank}; ranks: {ranks}")
 
 
-def _index(samples: Samples, step: int | None) -> int:
+def step_index(samples: Samples, step: int | None) -> int:
+    """Where the newest kept value at ``step`` is in ``samples`` (the newest of all when
+    None); :class:`NotFound` listing the kept steps when ``step`` is not among them."""
     if step is None:
         return samples.items.size - 1
     hits = np.flatnonzero(samples.items["step"] == step)
@@ -114,8 +121,8 @@ def make_plugin_router(loader: Loader) -> APIRouter:
     def image(
         run: RunParam, tag: TagParam, step: StepParam = None, rank: RankParam = None
     ) -> Response:
-        chosen = _series(loader, run, "image", tag, rank)
-        picture = _value(loader, chosen, _index(chosen, step))
+        chosen = pick_series(loader, run, "image", tag, rank)
+        picture = _value(loader, chosen, step_index(chosen, step))
         if not isinstance(picture, Image):
             raise NotFound(f"{tag!r} holds no image")
         media = next((m for magic, m in IMAGE_TYPES if picture.encoded.startswith(magic)), None)
@@ -150,8 +157,8 @@ def make_plugin_router(loader: Loader) -> APIRouter:
         ] = None,
         bins: Annotated[int, Query(ge=0, le=1000, description="histogram of the slice")] = 0,
     ) -> Response:
-        chosen = _series(loader, run, "tensor", tag, rank)
-        index = _index(chosen, step)
+        chosen = pick_series(loader, run, "tensor", tag, rank)
+        index = step_index(chosen, step)
         array = np.asarray(_value(loader, chosen, index))
         try:
             part = take(array, slice)
@@ -187,8 +194,8 @@ def make_plugin_router(loader: Loader) -> APIRouter:
     ) -> Response:
         if plugin not in MESSAGE_PLUGINS:
             raise QueryError(f"plugin={plugin!r} is not one of {', '.join(MESSAGE_PLUGINS)}")
-        chosen = _series(loader, run, plugin, tag, rank)
-        index = _index(chosen, step)
+        chosen = pick_series(loader, run, plugin, tag, rank)
+        index = step_index(chosen, step)
         value = _value(loader, chosen, index)
         if not isinstance(value, ProtoMessage):
             raise NotFound(f"{plugin} {tag!r} holds no message")

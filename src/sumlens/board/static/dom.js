@@ -62,3 +62,19 @@ export function compileRegex(text) {
     return { error: err.message };
   }
 }
+
+/**
+ * The rows a virtualised list keeps as elements: the index of the first and how many, for
+ * a list scrolled `top` px into rows of `rowHeight` px, `height` px of it in view, plus
+ * `overscan` rows either side.
+ */
+export function rowWindow(top, height, rowHeight, overscan) {
+  const first = Math.max(0, Math.floor(top / rowHeight) - overscan);
+  return { first, size: Math.ceil(height / rowHeight) + 2 * overscan };
+}
+
+/** Grow `pool` with `make()` or shrink it (removing elements) to `size` row elements. */
+export function fitPool(pool, size, make) {
+  while (pool.length < size) pool.push(make());
+  while (pool.length > size) pool.pop().remove();
+}

@@ -7,7 +7,7 @@
 // column's filter: min and max for numbers, "contains" for text. Every value is text
 // (textContent), whatever a run or a field is named.
 
-import { el } from './dom.js';
+import { el, fitPool, rowWindow } from './dom.js';
 import { RUN_COLUMN, cellText, kindName } from './lineage_model.js';
 
 const ROW_HEIGHT = 30; // px; must match .lin-row in lineage.css
@@ -177,10 +177,8 @@ export class LineageGrid {
     const height = this.element.clientHeight;
     if (!height || !this.table) return; // hidden: rendered when shown
     const top = Math.max(0, this.element.scrollTop - this.head.offsetHeight);
-    const first = Math.max(0, Math.floor(top / ROW_HEIGHT) - OVERSCAN);
-    const size = Math.ceil(height / ROW_HEIGHT) + 2 * OVERSCAN;
-    while (this.pool.length < size) this.pool.push(this.#newRow());
-    while (this.pool.length > size) this.pool.pop().remove();
+    const { first, size } = rowWindow(top, height, ROW_HEIGHT, OVERSCAN);
+    fitPool(this.pool, size, () => this.#newRow());
     this.pool.forEach((element, i) => {
       const index = first + i;
       const row = index < this.rows.length ? this.rows[index] : -1;

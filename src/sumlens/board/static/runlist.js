@@ -5,7 +5,7 @@
 // all of them, and only the rows in sight (plus a few either side) exist as elements. They
 // are reused as the list scrolls, so 10,000 runs paint and scroll as fast as ten.
 
-import { compileRegex, el, formatCount, formatTime, plural } from './dom.js';
+import { compileRegex, el, fitPool, formatCount, formatTime, plural, rowWindow } from './dom.js';
 
 const ROW_HEIGHT = 36; // px; must match .run-row in style.css
 const OVERSCAN = 6; // rows rendered beyond each edge of the viewport
@@ -275,10 +275,8 @@ export class RunList {
   #render() {
     const height = this.viewport.clientHeight;
     if (!height) return; // hidden view: rendered when shown
-    const first = Math.max(0, Math.floor(this.viewport.scrollTop / ROW_HEIGHT) - OVERSCAN);
-    const size = Math.ceil(height / ROW_HEIGHT) + 2 * OVERSCAN;
-    while (this.pool.length < size) this.pool.push(this.#newRow());
-    while (this.pool.length > size) this.pool.pop().remove();
+    const { first, size } = rowWindow(this.viewport.scrollTop, height, ROW_HEIGHT, OVERSCAN);
+    fitPool(this.pool, size, () => this.#newRow());
     const selected = new Set(this.store.state.runs);
     this.pool.forEach((row, i) => {
       const index = first + i;
