@@ -14,6 +14,7 @@ from urllib.parse import urlencode
 import pytest
 import torch
 from board_helpers import free_port, get_json, running_server, wait_until
+from graph_data import Net
 
 from sumlens import SummaryRecord
 from sumlens._proto import anf_ir_pb2
@@ -23,31 +24,6 @@ from sumlens.graph import from_module
 
 MARKUP = "<img src=x onerror=alert(1)>"
 MS_GRAPH_TAG = "events.out.events.summary.1795304162.0.vm_MS"
-
-
-class Block(torch.nn.Module):
-    """conv -> bn -> relu: three layers of one block."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
-        self.bn = torch.nn.BatchNorm2d(4)
-        self.act = torch.nn.ReLU()
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.act(self.bn(self.conv(x)))
-
-
-class Net(torch.nn.Module):
-    """features (a block, a pool) then a linear head."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.features = torch.nn.Sequential(Block(), torch.nn.MaxPool2d(2))
-        self.head = torch.nn.Linear(4 * 4 * 4, 3)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.head(self.features(x).flatten(1))
 
 
 def crafted_graph() -> anf_ir_pb2.GraphProto:

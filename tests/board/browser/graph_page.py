@@ -15,7 +15,8 @@ from board_page import WAIT_MS, BoardPage
 from playwright.sync_api import Locator
 
 VIEW = "#graph-view"
-_BOX = """([kind, name]) => [...document.querySelectorAll('#graph-view [data-kind]')]
+_DRAWN = "#graph-view .graph-world [data-kind]"
+_BOX = f"""([kind, name]) => [...document.querySelectorAll('{_DRAWN}')]
     .find((e) => e.dataset.kind === kind && e.dataset.name === name)"""
 
 
@@ -53,12 +54,29 @@ class GraphPage(BoardPage):
         )
         return self.page.inner_text(".graph-problem")
 
+    def status(self) -> str:
+        """The view's status line (what is drawn, or what is being laid out)."""
+        return self.page.inner_text(".graph-status")
+
+    def scale(self) -> float:
+        """The drawing's zoom factor."""
+        return float(self.page.eval_on_selector(".graph-svg", "(e) => e.dataset.scale"))
+
+    def wait_laying_out(self) -> str:
+        """Until the view says it is laying a drawing out; that line."""
+        self.page.wait_for_function(
+            """() => document.querySelector('#graph-view').dataset.state === 'loading'
+                && document.querySelector('.graph-status').textContent.startsWith('Laying out')""",
+            timeout=WAIT_MS,
+        )
+        return self.status()
+
     def boxes(self) -> list[tuple[str, str]]:
         """(kind, name) of everything drawn: node, scope (closed) and cluster (open scope)."""
         return [
             tuple(item)
             for item in self.page.eval_on_selector_all(
-                f"{VIEW} [data-kind]", "(all) => all.map((e) => [e.dataset.kind, e.dataset.name])"
+                _DRAWN, "(all) => all.map((e) => [e.dataset.kind, e.dataset.name])"
             )
         ]
 

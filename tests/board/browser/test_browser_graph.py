@@ -1,5 +1,6 @@
 """The graph view in headless Chromium: a torch model SummaryRecord(network=...) captured,
-the graphs and dataset graph MindSpore wrote, and a graph whose names hold markup.
+the graphs and dataset graph MindSpore wrote, a graph whose names hold markup, and a flat
+graph of 1,200 operators in one scope (grouped by type; a long layout in the Web Worker).
 
 Screenshots go to the artifacts folder (graph-*.png).
 """
@@ -15,6 +16,7 @@ import torch
 from board_helpers import free_port, get_json, running_server, wait_until
 from collector_runs import COLLECTOR_RATES, write_collector_runs
 from digits import DigitsCNN
+from graph_data import Net
 from graph_page import GraphPage
 from playwright.sync_api import Page
 
@@ -27,31 +29,12 @@ BLOCK = "Default/features-Sequential/0-Block"
 CONV = f"{BLOCK}/conv-Conv2d"
 DIGITS_LAYERS = list(DigitsCNN().named_children())
 LAYERS = [CONV, f"{BLOCK}/bn-BatchNorm2d", f"{BLOCK}/act-ReLU", "Default/head-Linear"]
-
-
-class Block(torch.nn.Module):
-    """conv -> bn -> relu."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
-        self.bn = torch.nn.BatchNorm2d(4)
-        self.act = torch.nn.ReLU()
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.act(self.bn(self.conv(x)))
-
-
-class Net(torch.nn.Module):
-    """features (a block, a pool) then a linear head."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.features = torch.nn.Sequential(Block(), torch.nn.MaxPool2d(2))
-        self.head = torch.nn.Linear(4 * 4 * 4, 3)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.head(self.features(x).flatten(1))
+FLAT_TYPES = {"MatMul": 1000, "Add": 150, "Mul": 50}
+GROUPS = {
+    op_type: f"Default/{op_type} \N{MULTIPLICATION SIGN}{count}"
+    for op_type, count in FLAT_TYPES.items()
+}
+ZOOM_IN = "button[aria-label='Zoom in']"
 
 
 def markup_graph() -> anf_ir_pb2.GraphProto:
@@ -61,6 +44,25 @@ def markup_graph() -> anf_ir_pb2.GraphProto:
     first.full_name = f"Default/{MARKUP}/{MARKUP}"
     second = graph.node.add(name="2", op_type="Add", scope="Default", full_name="Default/Add-op0")
     second.input.add(name="1")
+    return graph
+
+
+def flat_graph() -> anf_ir_pb2.GraphProto:
+    """Operators directly in scope Default, numbered from 1: a chain of 1,000 MatMul, every
+    third also fed by one of the 50 before it (a layout of seconds), then 150 Add and 50 Mul,
+    each fed by a MatMul."""
+    graph = anf_ir_pb2.GraphProto(name="flat")
+    types = [op_type for op_type, count in FLAT_TYPES.items() for _ in range(count)]
+    chain = FLAT_TYPES["MatMul"]
+    for count, op_type in enumerate(types, start=1):
+        node = graph.node.add(name=str(count), op_type=op_type, scope="Default")
+        node.full_name = f"Default/{op_type}-op{count}"
+        if count > chain:
+            node.input.add(name=str(count - chain))
+        elif count > 1:
+            node.input.add(name=str(count - 1))
+        if count <= chain and count > 50 and count % 3 == 0:
+            node.input.add(name=str(count - 2 - (count * 7919) % 48))
     return graph
 
 
@@ -79,10 +81,13 @@ def graph_url(tmp_path_factory: pytest.TempPathFactory, golden_dir: Path) -> Ite
     with SummaryRecord(base / "markup") as record:
         record.add_value("graph", "g", markup_graph())
         record.record(1)
+    with SummaryRecord(base / "flat") as record:
+        record.add_value("graph", "g", flat_graph())
+        record.record(1)
     write_collector_runs(base)
     settings = BoardSettings.create(base, port=free_port(), workspace=root / "ws")
     with running_server(settings) as url:
-        wait_until(lambda: len(get_json(f"{url}/api/v1/runs")["runs"]) == 4 + len(COLLECTOR_RATES))
+        wait_until(lambda: len(get_json(f"{url}/api/v1/runs")["runs"]) == 5 + len(COLLECTOR_RATES))
         yield url
 
 
@@ -200,3 +205,87 @@ def test_names_with_markup_show_as_text(graph: GraphPage) -> None:
     assert graph.page.evaluate("() => document.querySelectorAll('main img').length") == 0
     assert MARKUP in graph.page.inner_text(".graph-status")
     graph.screenshot("graph-markup")
+
+
+def test_a_big_flat_scope_opens_into_groups_by_type(graph: GraphPage) -> None:
+    graph.open_graph("./flat")
+    drawn = graph.boxes()
+    assert ("cluster", "Default") in drawn  # the lone scope is looked into: its groups show
+    assert {("scope", group) for group in GROUPS.values()} <= set(drawn), drawn
+    assert not any(kind == "node" for kind, _ in drawn)
+    assert "3 groups by type" in graph.status()
+    graph.screenshot("graph-flat-groups")
+    graph.box("scope", GROUPS["Add"]).click()
+    graph.wait_selected(GROUPS["Add"])
+    assert graph.panel_field(".graph-type") == "group of Add nodes"
+    graph.toggle("scope", GROUPS["Add"])
+    drawn = graph.boxes()
+    assert ("cluster", GROUPS["Add"]) in drawn
+    adds = {name for kind, name in drawn if kind == "node"}
+    assert adds == {f"Default/Add-op{n}" for n in range(1001, 1151)}
+    assert ("scope", GROUPS["MatMul"]) in drawn  # its inputs: one box, edges counted
+    graph.screenshot("graph-flat-add-group-open")
+
+
+def test_search_reveals_a_grouped_node(graph: GraphPage) -> None:
+    graph.open_graph("./flat")
+    wanted = "Default/Mul-op1180"
+    assert graph.search("Mul-op1180") == [wanted]
+    before = graph.drawings()
+    graph.pick_result(wanted)
+    graph.wait_drawing(before)
+    assert graph.selected_box() == wanted
+    assert ("cluster", GROUPS["Mul"]) in graph.boxes()  # its group was opened to show it
+    assert graph.panel_field(".graph-type") == "Mul"
+    assert "null" not in graph.page.inner_text(".graph-panel")  # no attributes: no section
+    assert GROUPS["Mul"] in graph.options()["open"]
+    graph.screenshot("graph-flat-search")
+
+
+def test_the_page_stays_responsive_during_a_long_layout(graph: GraphPage) -> None:
+    graph.open_graph("./flat")
+    before = graph.drawings()
+    scale = graph.scale()
+    graph.box("scope", GROUPS["MatMul"]).locator("rect").dblclick(position={"x": 12, "y": 10})
+    assert graph.wait_laying_out() == "Laying out 1,002 boxes…"  # 1,000 nodes and 2 groups
+    graph.page.click(ZOOM_IN)  # handled while Graphviz runs in its worker
+    state, zoomed = graph.page.evaluate(
+        """() => [document.querySelector('#graph-view').dataset.state,
+            Number(document.querySelector('.graph-svg').dataset.scale)]"""
+    )
+    assert state == "loading" and zoomed == pytest.approx(scale * 1.25, rel=1e-3)
+    graph.screenshot("graph-flat-laying-out")
+    frames = graph.page.evaluate(
+        """() => new Promise((done) => { let frames = 0;
+            const tick = () => {
+              if (document.querySelector('#graph-view').dataset.state !== 'loading') done(frames);
+              else { frames += 1; requestAnimationFrame(tick); }
+            };
+            requestAnimationFrame(tick); })"""
+    )
+    assert frames > 1  # animation frames went on while it was laid out
+    graph.wait_drawing(before)
+    nodes = {name for kind, name in graph.boxes() if kind == "node"}
+    assert len(nodes) == 1000 and "Default/MatMul-op500" in nodes
+    graph.screenshot("graph-flat-matmul-open")
+
+
+def test_a_superseded_layout_is_never_drawn(graph: GraphPage) -> None:
+    graph.open_graph("./flat")
+    before = graph.drawings()
+    first = sorted(graph.boxes())
+    graph.box("scope", GROUPS["MatMul"]).locator("rect").dblclick(position={"x": 12, "y": 10})
+    graph.wait_laying_out()
+    assert len(graph.page.workers) == 1  # the layout runs in a Web Worker
+    graph.page.click("button[aria-label='Close the scopes opened (back to the first drawing)']")
+    graph.page.wait_for_function(
+        "() => document.querySelector('#graph-view').dataset.state === 'drawn'"
+    )
+    worker = graph.page.workers[0]
+    stopped: list[bool] = []
+    worker.on("close", lambda _: stopped.append(True))
+    # the running layout was stopped (each evaluate lets Playwright take the worker's events)
+    wait_until(lambda: graph.page.evaluate("() => true") and stopped)
+    assert graph.drawings() == before and sorted(graph.boxes()) == first
+    assert not graph.status().startswith("Laying out")
+    graph.screenshot("graph-flat-superseded")

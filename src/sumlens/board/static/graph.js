@@ -1,18 +1,19 @@
 // graph.js: the Graph view: a run's computational graphs (the network as MindSpore or
 // sumlens wrote it, and the dataset pipeline) drawn as layered boxes in their name scopes.
 //
-// The graph comes whole from /api/v1/graph; only what is visible is laid out (Graphviz, see
-// graph_layout.js): a closed scope is one box, and at first whole levels of scopes open
-// while the drawing stays small (graph_model.js). Double-click opens or closes a scope;
-// click selects (the side panel, graph_panel.js, shows it); search finds nodes by name;
-// drag pans, the wheel zooms, Fit shows everything. The URL keeps the picked graph, the
-// open scopes and the selection (store.state.graph: tag, plugin, rank, step, open, sel), so
-// a reload shows the same view.
+// The graph comes whole from /api/v1/graph; only what is visible is laid out (Graphviz in a
+// Web Worker, see graph_layout.js: the status line says while it runs, and a newer drawing
+// supersedes it): a closed scope is one box, a scope of many direct nodes shows them grouped
+// by type, and at first whole levels of scopes open while the drawing stays small
+// (graph_model.js). Double-click opens or closes a scope; click selects (the side panel,
+// graph_panel.js, shows it); search finds nodes by name; drag pans, the wheel zooms, Fit
+// shows everything. The URL keeps the picked graph, the open scopes and the selection
+// (store.state.graph: tag, plugin, rank, step, open, sel), so a reload shows the same view.
 
 import { getJSON, newController } from './api.js';
 import { el, formatCount, plural } from './dom.js';
 import { GraphCanvas } from './graph_draw.js';
-import { layOut } from './graph_layout.js';
+import { cancelLayout, layOut } from './graph_layout.js';
 import { GraphModel } from './graph_model.js';
 import { GraphPanel } from './graph_panel.js';
 
@@ -52,6 +53,7 @@ export class GraphView {
     this.drawnKey = null; // the open scopes drawn, as JSON
     this.visible = null;
     this.draws = 0;
+    this.requests = 0; // drawings asked for: only the newest one is drawn
     this.focusSelection = false; // centre on the selection after the next drawing
     this.anchor = null; // [DOT id, screen point] kept in place by the next drawing
     this.#build();
@@ -173,6 +175,7 @@ export class GraphView {
     this.status.textContent = problem ? '' : text;
     this.problem.textContent = problem ? text : '';
     this.problem.hidden = !problem;
+    this.status.classList.remove('busy');
   }
 
   #sync() {
@@ -207,6 +210,8 @@ export class GraphView {
   }
 
   #clear() {
+    cancelLayout();
+    this.requests += 1;
     this.model = null;
     this.data = null;
     this.loadedKey = null;
@@ -277,19 +282,24 @@ export class GraphView {
     const model = this.model;
     const open = model.scopeIndices(this.#openNames());
     const drawnKey = JSON.stringify([...open].sort((a, b) => a - b));
-    if (drawnKey !== this.drawnKey) {
+    this.requests += 1;
+    const request = this.requests;
+    if (drawnKey === this.drawnKey) {
+      cancelLayout(); // a layout still running (a scope opened, then closed again) is stale
+    } else {
       const visible = model.visible(open);
       this.root.dataset.state = 'loading';
+      this.#sayLayingOut(visible);
       let layout;
       try {
         layout = await layOut(visible.dot);
       } catch (err) {
-        if (model !== this.model) return;
+        if (request !== this.requests) return;
         this.root.dataset.state = 'error';
         this.#say(`Cannot lay the graph out: ${err.message}`, true);
         return;
       }
-      if (model !== this.model) return;
+      if (!layout || request !== this.requests) return; // a newer drawing superseded this one
       const anchor = this.anchor;
       this.anchor = null;
       this.drawnKey = drawnKey;
@@ -300,12 +310,19 @@ export class GraphView {
         this.canvas.place(this.canvas.centre(anchor[0]), anchor[1]);
       }
       this.fitNext = false;
-      this.#sayDrawn(visible);
       this.draws += 1;
       this.root.dataset.draws = String(this.draws);
     }
+    this.#sayDrawn(this.visible);
     this.#showSelection(open);
     this.root.dataset.state = 'drawn';
+  }
+
+  /** Say that a layout runs (it may take seconds): how many boxes. */
+  #sayLayingOut(visible) {
+    const boxes = [...visible.items.values()].filter((item) => item.kind !== 'cluster').length;
+    this.#say(`Laying out ${formatCount(boxes)} ${boxes === 1 ? 'box' : 'boxes'}…`);
+    this.status.classList.add('busy');
   }
 
   #sayDrawn(visible) {
@@ -314,7 +331,8 @@ export class GraphView {
     const parts = [
       model.name || this.data.tag,
       plural(model.nodes.length, 'node'),
-      plural(model.scopes.length - 1, 'scope'),
+      plural(model.scopes.length - 1 - model.groups.size, 'scope'),
+      ...(model.groups.size ? [plural(model.groups.size, 'group') + ' by type'] : []),
       `${formatCount(boxes)} shown`,
       `step ${this.data.step}`,
     ];

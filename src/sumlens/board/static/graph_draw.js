@@ -4,7 +4,8 @@
 // The drawing is one <g> under a transform (translate + scale); each box is a <g> with
 // data-id (the DOT id), data-kind (node, scope, cluster) and data-name, so tests and the
 // view find them by name. Clicks call back with the id; a double-click on a scope box (or a
-// cluster's title) opens or closes it.
+// cluster's title) opens or closes it. A group of nodes of one type (graph_model.js) is
+// drawn as a scope, marked graph-group.
 
 import { shorten } from './graph_model.js';
 
@@ -90,7 +91,9 @@ export class GraphCanvas {
 
   #cluster(model, id, index, area) {
     const name = model.scopes[index].name;
-    const group = svg('g', { class: 'graph-cluster', 'data-id': id, 'data-kind': 'cluster' });
+    const kind = model.groups.has(index) ? ' graph-group' : '';
+    const group = svg('g', { class: `graph-cluster${kind}`, 'data-id': id,
+      'data-kind': 'cluster' });
     group.dataset.name = name;
     group.append(
       svg('rect', { x: area.x, y: area.y, width: area.w, height: area.h, rx: 6 }),
@@ -109,7 +112,8 @@ export class GraphCanvas {
     if (item.kind === 'scope') {
       const scope = model.scopes[item.index];
       group.dataset.name = scope.name;
-      group.setAttribute('class', 'graph-box graph-scope');
+      const kind = model.groups.has(item.index) ? ' graph-group' : '';
+      group.setAttribute('class', `graph-box graph-scope${kind}`);
       group.append(
         rect,
         svg('text', { x: box.x, y: top + 17 }, `+ ${shorten(model.scopeLabel(item.index))}`),

@@ -1,85 +1,91 @@
-// graph_layout.js: lays a DOT graph out with Graphviz's dot engine, compiled to WebAssembly
-// (the npm package @hpcc-js/wasm-graphviz, which `make` installs into static/vendor: see
-// package.json at the repository root), and reads back where everything went.
+// graph_layout.js: lays a DOT graph out off the page's main thread. Graphviz (WebAssembly)
+// runs in a module Web Worker, graph_worker.js, so a scope of thousands of boxes that takes
+// seconds to lay out never freezes scrolling, clicks or the view's "laying out" line.
 //
-// Graphviz only ever sees identifiers we make (n12, s3, e40) and sizes: names from the files
-// never enter the DOT source, so nothing in them can change the drawing. The answer is
-// Graphviz's "json0" output in page coordinates (y down): boxes by id, cluster rectangles,
-// and each edge's B-spline with its arrow tip.
+// One layout runs at a time: asking for another one supersedes it (the worker is stopped,
+// since Graphviz cannot be interrupted, and a fresh one starts), and the superseded request
+// answers null, so a stale layout is never drawn. The last few layouts are kept by their DOT
+// source: re-opening a scope is quick. Graphviz only ever sees identifiers we make (n12,
+// s3, e40) and sizes: names from the files never enter the DOT source.
 
-const LIBRARY = './vendor/node_modules/@hpcc-js/wasm-graphviz/dist/index.js';
 const CACHED_LAYOUTS = 6;
 
-let graphviz = null;
-const layouts = new Map(); // DOT source -> layout (the last few: re-opening a scope is quick)
+const layouts = new Map(); // DOT source -> layout (the last few)
+let worker = null;
+let pending = null; // the running request: {id, dot, promise, resolve, reject}
+let requests = 0;
 
-/** The Graphviz module, loaded once (rejects with a clear message when it is missing). */
-export function loadGraphviz() {
-  if (!graphviz) {
-    graphviz = import(LIBRARY)
-      .then((module) => module.Graphviz.load())
-      .catch((err) => {
-        graphviz = null;
-        throw new Error(`the graph layout library could not be loaded (${err.message})`);
-      });
-  }
-  return graphviz;
+function finish(settle) {
+  const request = pending;
+  pending = null;
+  if (request) settle(request);
 }
 
-function numbers(text) {
-  return text.split(',').map(Number);
+/** Stop the worker (its next request starts a fresh one). */
+function stopWorker() {
+  worker?.terminate();
+  worker = null;
 }
 
-/** Graphviz's edge `pos` ("e,x,y x0,y0 x1,y1 ..."): the spline's points and its arrow tip. */
-function edgeGeometry(pos) {
-  const points = [];
-  let tip = null;
-  for (const part of pos.split(' ')) {
-    if (part.startsWith('e,')) tip = numbers(part.slice(2));
-    else if (!part.startsWith('s,')) points.push(numbers(part));
+function startWorker() {
+  if (typeof Worker === 'undefined') {
+    throw new Error('this browser cannot run Web Workers, which lay the graph out');
   }
-  return { points, tip };
+  const started = new Worker(new URL('./graph_worker.js', import.meta.url), { type: 'module' });
+  started.addEventListener('message', (event) => {
+    const { id, layout, error } = event.data;
+    if (started !== worker || pending?.id !== id) return; // superseded meanwhile
+    finish((request) => {
+      if (error) {
+        request.reject(new Error(error));
+        return;
+      }
+      layouts.set(request.dot, layout);
+      if (layouts.size > CACHED_LAYOUTS) layouts.delete(layouts.keys().next().value);
+      request.resolve(layout);
+    });
+  });
+  started.addEventListener('error', (event) => {
+    event.preventDefault();
+    if (started !== worker) return;
+    stopWorker();
+    finish((request) => request.reject(new Error('the layout worker could not run ' +
+      '(module Web Workers are not available, or graph_worker.js did not load)')));
+  });
+  return started;
 }
 
-function readLayout(text) {
-  const answer = JSON.parse(text);
-  const [, y1, x2, y2] = numbers(answer.bb);
-  const layout = {
-    width: x2,
-    height: Math.max(y1, y2),
-    boxes: new Map(), // id -> {x, y, w, h} (centre and size, px)
-    clusters: new Map(), // id -> {x, y, w, h} (top-left and size)
-    edges: new Map(), // id -> {points, tip}
-  };
-  for (const object of answer.objects ?? []) {
-    if (object.bb) {
-      const [ax, ay, bx, by] = numbers(object.bb);
-      layout.clusters.set(object.name.replace(/^cluster_/, ''), {
-        x: Math.min(ax, bx),
-        y: Math.min(ay, by),
-        w: Math.abs(bx - ax),
-        h: Math.abs(by - ay),
-      });
-    } else if (object.pos) {
-      const [x, y] = numbers(object.pos);
-      const w = Number(object.width) * 72;
-      const h = Number(object.height) * 72;
-      layout.boxes.set(object.name, { x, y, w, h });
-    }
-  }
-  for (const edge of answer.edges ?? []) {
-    if (edge.pos && edge.id) layout.edges.set(edge.id, edgeGeometry(edge.pos));
-  }
-  return layout;
+/** Give up the running layout, if any: its request answers null. */
+export function cancelLayout() {
+  if (!pending) return;
+  stopWorker();
+  finish((request) => request.resolve(null));
 }
 
-/** The layout of `dot` (see the header), from the cache when the same source was laid out. */
-export async function layOut(dot) {
+/**
+ * The layout of `dot`: {width, height, boxes, clusters, edges} (see graph_worker.js), from
+ * the cache when the same source was laid out; null when a newer request superseded it.
+ */
+export function layOut(dot) {
   const cached = layouts.get(dot);
-  if (cached) return cached;
-  const engine = await loadGraphviz();
-  const layout = readLayout(engine.layout(dot, 'json0', 'dot', { yInvert: true }));
-  layouts.set(dot, layout);
-  if (layouts.size > CACHED_LAYOUTS) layouts.delete(layouts.keys().next().value);
-  return layout;
+  if (cached) {
+    cancelLayout();
+    return Promise.resolve(cached);
+  }
+  if (pending?.dot === dot) return pending.promise;
+  cancelLayout();
+  let request;
+  const promise = new Promise((resolve, reject) => {
+    requests += 1;
+    request = { id: requests, dot, resolve, reject };
+  });
+  request.promise = promise;
+  try {
+    worker ??= startWorker();
+  } catch (err) {
+    return Promise.reject(err);
+  }
+  pending = request;
+  worker.postMessage({ id: request.id, dot });
+  return promise;
 }

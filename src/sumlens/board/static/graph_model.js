@@ -5,6 +5,13 @@
 // ends, with the number of edges it stands for. Only what is visible is laid out, so a
 // graph of thousands of nodes opens as a few dozen boxes. Ids in the DOT source are ours:
 // n<node index>, s<scope index>, e<edge number> (no name from the file goes there).
+//
+// A scope holding more than GROUP_THRESHOLD nodes directly (a flat graph of thousands of
+// operators lays out slowly, and is unreadable as one frame) gets its nodes grouped by
+// operator type: each type of two or more nodes becomes a group, a scope of its own named
+// "<scope>/<type> ×<count>", that shows as one box and opens like any scope. Edges to
+// grouped nodes are then counted per group, search and selection open the group to reveal a
+// node. The grouping is the page's alone: the server's answer is not changed.
 
 const CHAR_PX = 7; // width of one label character at the drawing's font size
 const BOLD_CHAR_PX = 7.8; // ... in a scope's (bold) title
@@ -13,6 +20,7 @@ const MAX_LABEL = 34; // characters of a label shown before it is cut with an el
 const NODE_HEIGHT = 28;
 const SCOPE_HEIGHT = 42;
 const AUTO_OPEN_BUDGET = 60; // boxes the first drawing may show when opening whole levels
+const GROUP_THRESHOLD = 200; // direct nodes of a scope above which they are grouped
 
 /** `text` cut to `max` characters with an ellipsis. */
 export function shorten(text, max = MAX_LABEL) {
@@ -22,9 +30,11 @@ export function shorten(text, max = MAX_LABEL) {
 export class GraphModel {
   constructor(graph) {
     this.name = graph.name;
-    this.scopes = graph.scopes; // [{name, parent, nodes, total}], 0 is the root
-    this.nodes = graph.nodes; // [{name, type, kind, scope, attrs, dtype, shape, inputs}]
+    this.scopes = graph.scopes.map((scope) => ({ ...scope })); // [{name, parent, nodes, total}]
+    this.nodes = [...graph.nodes]; // [{name, type, kind, scope, attrs, dtype, shape, inputs}]
     this.problems = graph.problems ?? [];
+    this.groups = new Map(); // scope index of a group -> the operator type it gathers
+    this.#group();
     this.childScopes = this.scopes.map(() => []);
     this.childNodes = this.scopes.map(() => []);
     this.scopes.forEach((scope, index) => {
@@ -42,16 +52,51 @@ export class GraphModel {
     this.scopeByName = new Map(this.scopes.map((scope, index) => [scope.name, index]));
   }
 
+  /** Group the direct nodes of each scope holding more than GROUP_THRESHOLD (see above). */
+  #group() {
+    const direct = this.scopes.map(() => []);
+    this.nodes.forEach((node, index) => direct[node.scope].push(index));
+    const names = new Set(this.scopes.map((scope) => scope.name));
+    direct.forEach((inside, parent) => {
+      if (inside.length <= GROUP_THRESHOLD) return;
+      const byType = new Map();
+      for (const index of inside) {
+        const type = this.nodes[index].type;
+        if (!byType.has(type)) byType.set(type, []);
+        byType.get(type).push(index);
+      }
+      for (const [type, members] of byType) {
+        const label = `${type} ×${members.length}`;
+        const name = this.scopes[parent].name ? `${this.scopes[parent].name}/${label}` : label;
+        if (members.length < 2 || names.has(name)) continue;
+        names.add(name);
+        const group = this.scopes.length;
+        this.scopes.push({ name, parent, nodes: members.length, total: members.length });
+        this.scopes[parent].nodes -= members.length;
+        this.groups.set(group, type);
+        for (const index of members) this.nodes[index] = { ...this.nodes[index], scope: group };
+      }
+    });
+  }
+
+  /** The scope a node's name is under: its own, or its group's scope. */
+  #homeScope(index) {
+    const scope = this.nodes[index].scope;
+    return this.groups.has(scope) ? this.scopes[scope].parent : scope;
+  }
+
   /** A node's label: its name after its scope's path. */
   nodeLabel(index) {
     const node = this.nodes[index];
-    const scope = this.scopes[node.scope].name;
+    const scope = this.scopes[this.#homeScope(index)].name;
     const inside = scope && node.name.startsWith(`${scope}/`);
     return inside ? node.name.slice(scope.length + 1) : node.name;
   }
 
-  /** A scope's label: the last part of its path. */
+  /** A scope's label: the last part of its path (a group's: its type and count). */
   scopeLabel(index) {
+    const type = this.groups.get(index);
+    if (type !== undefined) return `${type} ×${this.scopes[index].total}`;
     const name = this.scopes[index].name;
     return name.slice(name.lastIndexOf('/') + 1);
   }

@@ -93,16 +93,13 @@ export class GraphPanel {
       ),
       this.#neighbours(model, 'Inputs', node.inputs, true),
       this.#neighbours(model, 'Outputs', model.outputs[index], false),
-      attrs.length
-        ? el(
-          'section',
-          {},
-          el('h4', { text: `Attributes (${attrs.length})` }),
-          el('dl', { class: 'graph-fields graph-attrs' },
-            ...attrs.map(([key, value]) => row(key, el('pre', { text: value })))),
-        )
-        : null,
     );
+    if (attrs.length) {
+      this.element.append(el('section', {},
+        el('h4', { text: `Attributes (${attrs.length})` }),
+        el('dl', { class: 'graph-fields graph-attrs' },
+          ...attrs.map(([key, value]) => row(key, el('pre', { text: value }))))));
+    }
   }
 
   /** Show scope `index` of `model`; `open` tells whether it is open, `onToggle` flips it. */
@@ -116,7 +113,8 @@ export class GraphPanel {
         'dl',
         { class: 'graph-fields' },
         row('Name', el('span', { class: 'graph-name', text: scope.name })),
-        row('Type', el('span', { class: 'graph-type', text: 'scope' })),
+        row('Type', el('span', { class: 'graph-type', text: model.groups.has(index)
+          ? `group of ${model.groups.get(index)} nodes` : 'scope' })),
         row('In scope', this.#scopeLink(model, scope.parent)),
         row('Holds', el('span', { text: `${plural(scope.total, 'node')} ` +
           `(${formatCount(scope.nodes)} directly, ` +
