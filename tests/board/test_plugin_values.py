@@ -11,10 +11,11 @@ import pytest
 from board_helpers import free_port, get_json, running_server, wait_until
 
 from sumlens import SummaryRecord
+from sumlens._proto import tensorboard_pb2
 from sumlens.board.loader import Loader
 from sumlens.board.samples import SampleBucket
 from sumlens.board.settings import BoardSettings, parse_caps
-from sumlens.io import iter_events
+from sumlens.io import RecordWriter, iter_events
 
 
 def _write(directory: Path, steps: range, fmt: str = "mindspore") -> None:
@@ -179,3 +180,30 @@ def test_messages_as_json(served) -> None:
     assert lineage["message"]["algorithm"]["network"] == "TinyNet"
     status, body, _ = _raw(f"{url}/api/v1/message?run={run}&plugin=image&tag=img")
     assert status == 422 and "plugin='image'" in json.loads(body)["detail"]
+
+
+def test_a_damaged_histogram_is_counted_not_dropped(tmp_path: Path) -> None:
+    """Values are indexed unconverted: a histogram whose buckets do not match its limits is
+    listed, then said to be unreadable when the view reads it back; the others are shown."""
+    run = tmp_path / "base" / "crafted"
+    run.mkdir(parents=True)
+    with RecordWriter(run / "events.out.tfevents.1700000000.crafted") as writer:
+        writer.write(tensorboard_pb2.Event(wall_time=1.0, file_version="brain.Event:2")
+                     .SerializeToString())  # fmt: skip
+        for step in (1, 2, 3):
+            event = tensorboard_pb2.Event(wall_time=1.0 + step, step=step)
+            histo = event.summary.value.add(tag="w").histo
+            histo.min, histo.max, histo.num, histo.sum = 0.0, 2.0, 3.0, 3.0
+            histo.bucket_limit.extend([1.0, 2.0])
+            histo.bucket.extend([1.0, 2.0] if step != 2 else [3.0])  # step 2: one count short
+            writer.write(event.SerializeToString())
+    settings = BoardSettings.create(tmp_path / "base", port=free_port(), workspace=tmp_path / "ws")
+    with running_server(settings) as url:
+        wait_until(
+            lambda: (get_json(url + "/api/v1/runs") or {"loading": True})["loading"] is False
+        )
+        listed = get_json(f"{url}/api/v1/samples?run=./crafted&plugin=histogram&tag=w")
+        assert listed["series"][0]["step"] == [1, 2, 3]
+        (series,) = get_json(f"{url}/api/v1/histograms?run=./crafted&tag=w")["series"]
+    assert [h["step"] for h in series["histograms"]] == [1, 3]
+    assert series["unreadable"] == 1

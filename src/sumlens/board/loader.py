@@ -354,7 +354,9 @@ class Loader:
     def value(self, samples: Samples, index: int) -> Event | None:
         """The value of ``samples.items[index]``, read back from its event file.
 
-        None when the file no longer holds it (replaced or removed since it was listed).
+        None when the file no longer holds it (replaced or removed since it was listed) or
+        the value is damaged: values are indexed without being converted, so damage inside
+        one is found here.
         """
         item = samples.items[index]
         with self._lock:

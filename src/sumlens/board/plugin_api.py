@@ -67,7 +67,11 @@ def step_index(samples: Samples, step: int | None) -> int:
 def _value(loader: Loader, samples: Samples, index: int) -> Any:
     event = loader.value(samples, index)
     if event is None:
-        raise NotFound(f"{samples.tag!r} at step {int(samples.items['step'][index])} is gone")
+        step = int(samples.items["step"][index])
+        raise NotFound(
+            f"{samples.tag!r} at step {step} cannot be read back: its file changed since it was "
+            "listed, or the value is damaged"
+        )
     return event.value
 
 
@@ -137,13 +141,24 @@ def make_plugin_router(loader: Loader) -> APIRouter:
         series = []
         for chosen in loader.samples(run, "histogram", tag):
             steps = []
+            unreadable = 0  # damaged, or its file changed since it was listed: counted, said
             for index, item in enumerate(chosen.items):
                 event = loader.value(chosen, index)
                 if event is not None and isinstance(event.value, Histogram):
                     steps.append(
                         histogram_json(int(item["step"]), float(item["wall"]), event.value)
                     )
-            series.append({"run": run, "rank": chosen.rank, "tag": tag, "histograms": steps})
+                else:
+                    unreadable += 1
+            series.append(
+                {
+                    "run": run,
+                    "rank": chosen.rank,
+                    "tag": tag,
+                    "histograms": steps,
+                    "unreadable": unreadable,
+                }
+            )
         return json_response({"series": series})
 
     @router.get("/tensor", summary="A tensor (or a slice of it) at one step, with statistics")

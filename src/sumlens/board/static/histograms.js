@@ -99,6 +99,7 @@ class HistogramCard {
             label,
             colour,
             histograms: s.histograms,
+            unreadable: s.unreadable ?? 0,
           });
         }
       });
@@ -131,15 +132,21 @@ class HistogramCard {
     this.count.textContent = series.length
       ? `${formatCount(series.length)} series · ${plural(most, 'step')}`
       : '';
+    const unreadable = this.series.reduce((sum, s) => sum + s.unreadable, 0);
+    const lost = unreadable
+      ? `${plural(unreadable, 'kept step')} could not be read back (damaged, or the file ` +
+        'changed since it was listed) and are not drawn.'
+      : '';
     if (!series.length) {
-      this.note.textContent = 'No histogram kept yet.';
+      this.note.textContent = lost || 'No histogram kept yet.';
       return;
     }
     const thinned = mode !== 'distribution' && most > MAX_CURVES;
-    this.note.textContent = thinned
-      ? `${formatCount(MAX_CURVES)} of ${formatCount(most)} kept steps drawn, evenly spaced ` +
-        '(the distribution mode draws every one).'
+    const spread = thinned
+      ? `${formatCount(MAX_CURVES)} of ${formatCount(most)} kept steps drawn, evenly ` +
+        'spaced (the distribution mode draws every one).'
       : '';
+    this.note.textContent = [spread, lost].filter(Boolean).join(' ');
   }
 }
 
