@@ -30,6 +30,7 @@ from lineage_data import (
 )
 
 from sumlens import SummaryRecord
+from sumlens._proto import lineage_pb2
 from sumlens.board.settings import BoardSettings
 from sumlens.io import RecordWriter
 
@@ -200,3 +201,21 @@ def test_a_changed_run_is_read_again_and_damage_is_reported(url: str, base: Path
     assert "could not be read" in problems["./sweep/lr_0.1"]
     assert column(after, "learning_rate")["by_run"]["./sweep/lr_0.1"] == 0.1
     assert set(problems) == {"./sweep/lr_0.1"}
+
+
+def test_metrics_nested_past_the_stack_are_a_problem_not_a_crash(url: str, base: Path) -> None:
+    run_dir = base / "crafted_metric"
+    run_dir.mkdir()
+    deep = '{"a":' * 5000 + "1" + "}" * 5000  # json.loads raises RecursionError on it
+    event = lineage_pb2.LineageEvent(wall_time=1.0)
+    event.evaluation_lineage.metric = deep
+    with RecordWriter(run_dir / "events.out.events.summary.1700000000.crafted_lineage") as writer:
+        writer.write(event.SerializeToString())
+
+    def listed() -> dict[str, Any] | None:
+        table = get_json(f"{url}/api/v1/lineage")
+        return table if table and "./crafted_metric" in table["runs"] else None
+
+    table = wait_until(listed, timeout=30)
+    assert "not JSON that can be read" in dict(table["problems"])["./crafted_metric"]
+    assert set(ALL_RUNS) <= set(table["runs"])  # every other run still listed

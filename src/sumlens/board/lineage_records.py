@@ -167,7 +167,7 @@ def _checkpoint(text: str) -> str | None:
     """The checkpoint path of MindSpore's ``{"ckpt": path}`` text (the text if not that)."""
     try:
         found = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return text or None
     if isinstance(found, dict):
         path = found.get("ckpt")
@@ -184,8 +184,8 @@ def _add_evaluation(lineage: RunLineage, evaluation: lineage_pb2.EvaluationLinea
     if evaluation.metric:
         try:
             metrics = json.loads(evaluation.metric)
-        except ValueError:
-            lineage.problems.append("the evaluation metrics are not JSON")
+        except (ValueError, RecursionError):  # a crafted text may nest past Python's stack
+            lineage.problems.append("the evaluation metrics are not JSON that can be read")
             return
         if isinstance(metrics, dict):
             _flatten(lineage, "metric/", metrics, 0)
@@ -234,7 +234,10 @@ def typed(value: Any) -> Value:
         return value if math.isfinite(value) else None
     if value is None or isinstance(value, str):
         return value
-    return json.dumps(value)
+    try:
+        return json.dumps(value)
+    except (ValueError, RecursionError):  # nested past what the stack holds
+        return "(nested too deeply to show)"
 
 
 def pipeline_text(graph: dict[str, Any]) -> str:

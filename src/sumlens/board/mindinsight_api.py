@@ -596,8 +596,8 @@ def make_mindinsight_router(loader: Loader) -> APIRouter:
         body = await request.body()
         try:
             condition = json.loads(body) if body else {}
-        except ValueError:
-            raise MindInsightError(PARAM_VALUE, "the body is not JSON") from None
+        except (ValueError, RecursionError):  # RecursionError: nested past Python's stack
+            raise MindInsightError(PARAM_VALUE, "the body is not JSON that can be read") from None
         try:
             check_condition(condition)
         except ConditionError as err:

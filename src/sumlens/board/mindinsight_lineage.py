@@ -153,7 +153,7 @@ def _metric(text: Any) -> dict[str, Any]:
         return text
     try:
         found = json.loads(text) if text else {}
-    except ValueError:
+    except (ValueError, RecursionError):  # a crafted text may nest past Python's stack
         return {}
     return found if isinstance(found, dict) else {}
 
