@@ -481,6 +481,21 @@ def fetch(client: httpx.Client, path: str, params: Any = None) -> Any:
     return orjson.loads(response.content)
 
 
+def wait_listed(
+    client: httpx.Client, path: str, done: Callable[[Any], bool], waiter: Waiter
+) -> tuple[Any, float, float]:
+    """Poll ``path`` every ``POLL_S`` until ``done(body)``; the last body, when the server
+    first answered and when ``done`` held (``time.perf_counter()`` values)."""
+    answered = None
+    while True:
+        body = fetch(client, path)
+        if body is not None:
+            answered = answered or time.perf_counter()
+            if done(body):
+                return body, answered, time.perf_counter()
+        waiter.pause(POLL_S)
+
+
 @functools.cache
 def sumlens_serve_wired() -> bool:
     """Whether this checkout's ``sumlens`` command has ``serve`` (asked once: a process start)."""
@@ -575,15 +590,9 @@ def time_sumlens(
     try:
         waiter = Waiter(procs, proc, "sumlens serve", started, LAUNCH_TIMEOUT_S)
         with http(port) as client:
-            answered = None
-            while True:
-                body = fetch(client, "/api/v1/runs")
-                if body is not None:
-                    answered = answered or time.perf_counter()
-                    if sumlens_listed(body, anchor):
-                        break
-                waiter.pause(POLL_S)
-            listed = time.perf_counter()
+            body, answered, listed = wait_listed(
+                client, "/api/v1/runs", lambda got: sumlens_listed(got, anchor), waiter
+            )
 
             def served(tag: str) -> bool:
                 params = {"run": "./", "tag": tag, "format": "json"}
@@ -602,7 +611,7 @@ def time_sumlens(
         stop_s = procs.end(proc)
     return {
         "seconds": done - started,
-        "answered_s": (answered or listed) - started,
+        "answered_s": answered - started,
         "listed_s": listed - started,
         "engine": body["engine"],
         "requests": requests,
@@ -652,15 +661,12 @@ def time_tensorboard(procs: Processes, anchor: Anchor) -> dict[str, dict[str, An
     try:
         waiter = Waiter(procs, proc, "tensorboard", started, LAUNCH_TIMEOUT_S)
         with http(port) as client:
-            answered = None
-            while True:
-                body = fetch(client, "/data/plugin/scalars/tags")
-                if body is not None:
-                    answered = answered or time.perf_counter()
-                    if set(body.get(".", {})) >= set(anchor.tags):
-                        break
-                waiter.pause(POLL_S)
-            listed = time.perf_counter()
+            _, answered, listed = wait_listed(
+                client,
+                "/data/plugin/scalars/tags",
+                lambda got: set(got.get(".", {})) >= set(anchor.tags),
+                waiter,
+            )
 
             def served(tag: str) -> bool:
                 rows = fetch(client, "/data/plugin/scalars/scalars", {"run": ".", "tag": tag})
@@ -672,7 +678,7 @@ def time_tensorboard(procs: Processes, anchor: Anchor) -> dict[str, dict[str, An
         procs.end(proc, group=True)
     result = {
         "seconds": done - started,
-        "answered_s": (answered or listed) - started,
+        "answered_s": answered - started,
         "listed_s": listed - started,
         "requests": requests,
     }
@@ -1149,23 +1155,16 @@ def scale_warm(procs: Processes, root: Path, shape: Shape, workspace: Path) -> d
     proc = procs.start("sumlens-reopen", serve_command(root, port, workspace))
     try:
         waiter = Waiter(procs, proc, "sumlens serve (re-open)", started, LAUNCH_TIMEOUT_S)
-        answered = listed = None
         with http(port) as client:
-            while listed is None:
-                body = fetch(client, "/api/v1/runs")
-                if body is not None:
-                    answered = answered or time.perf_counter()
-                    if all_listed(body, expected):
-                        listed = time.perf_counter()
-                        break
-                waiter.pause(POLL_S)
+            _, answered, listed = wait_listed(
+                client, "/api/v1/runs", lambda got: all_listed(got, expected), waiter
+            )
             while (fetch(client, "/api/v1/health") or {}).get("loading", True):
                 waiter.pause(POLL_S)
             idle = time.perf_counter()
             stale = bool((fetch(client, "/api/v1/runs") or {}).get("loading"))
     finally:
         stop_s = procs.end(proc)
-    assert answered is not None
     return {
         "seconds": listed - started,
         "answered_s": answered - started,

@@ -78,3 +78,15 @@ export function fitPool(pool, size, make) {
   while (pool.length < size) pool.push(make());
   while (pool.length > size) pool.pop().remove();
 }
+
+/** `fn` coalesced into the next animation frame: calling the result often runs `fn` once. */
+export function perFrame(fn) {
+  let frame = 0;
+  return () => {
+    if (frame) return;
+    frame = requestAnimationFrame(() => {
+      frame = 0;
+      fn();
+    });
+  };
+}

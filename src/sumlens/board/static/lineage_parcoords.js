@@ -10,7 +10,7 @@
 // categories) becomes that column's filter; a click on an axis clears its brush.
 // Axis names are HTML text beside the canvas, never markup.
 
-import { el } from './dom.js';
+import { el, perFrame } from './dom.js';
 
 const HEIGHT = 260;
 const TOP = 58; // room for the axis names (two rows when crowded) above the top ticks
@@ -50,6 +50,7 @@ function roundTo(value) {
 export class ParallelCoords {
   /** `onBrush(id, filter or null, done)`: an axis was brushed (done: the drag ended). */
   constructor(onBrush) {
+    this.drawFrontSoon = perFrame(() => this.#drawFront()); // brushes move per mouse event
     this.onBrush = onBrush;
     this.back = el('canvas', { class: 'lin-pc-layer' });
     this.front = el('canvas', { class: 'lin-pc-layer' });
@@ -84,11 +85,7 @@ export class ParallelCoords {
   setFilters(filters, passing) {
     this.filters = filters;
     this.passing = passing;
-    if (this.frontFrame) return;
-    this.frontFrame = requestAnimationFrame(() => {
-      this.frontFrame = 0;
-      this.#drawFront();
-    });
+    this.drawFrontSoon();
   }
 
   #layout() {

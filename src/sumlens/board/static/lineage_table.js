@@ -7,7 +7,7 @@
 // column's filter: min and max for numbers, "contains" for text. Every value is text
 // (textContent), whatever a run or a field is named.
 
-import { el, fitPool, rowWindow } from './dom.js';
+import { el, fitPool, perFrame, rowWindow } from './dom.js';
 import { RUN_COLUMN, cellText, kindName } from './lineage_model.js';
 
 const ROW_HEIGHT = 30; // px; must match .lin-row in lineage.css
@@ -40,7 +40,7 @@ export class LineageGrid {
       this.head,
       this.body,
     );
-    this.element.addEventListener('scroll', () => this.#scheduleRender(), { passive: true });
+    this.element.addEventListener('scroll', perFrame(() => this.#render()), { passive: true });
     this.body.addEventListener('change', (event) => {
       const row = event.target.closest('.lin-row');
       if (row && event.target.type === 'checkbox') {
@@ -163,14 +163,6 @@ export class LineageGrid {
       this.selectAll.indeterminate = picked > 0 && picked < this.rows.length;
     }
     this.#render();
-  }
-
-  #scheduleRender() {
-    if (this.frame) return;
-    this.frame = requestAnimationFrame(() => {
-      this.frame = 0;
-      this.#render();
-    });
   }
 
   #render() {

@@ -5,7 +5,16 @@
 // all of them, and only the rows in sight (plus a few either side) exist as elements. They
 // are reused as the list scrolls, so 10,000 runs paint and scroll as fast as ten.
 
-import { compileRegex, el, fitPool, formatCount, formatTime, plural, rowWindow } from './dom.js';
+import {
+  compileRegex,
+  el,
+  fitPool,
+  formatCount,
+  formatTime,
+  perFrame,
+  plural,
+  rowWindow,
+} from './dom.js';
 
 const ROW_HEIGHT = 36; // px; must match .run-row in style.css
 const OVERSCAN = 6; // rows rendered beyond each edge of the viewport
@@ -172,7 +181,7 @@ export class RunList {
     );
     this.spacer = el('div', { class: 'spacer' });
     this.viewport = el('div', { class: 'viewport', role: 'rowgroup' }, this.spacer);
-    this.viewport.addEventListener('scroll', () => this.#scheduleRender(), { passive: true });
+    this.viewport.addEventListener('scroll', perFrame(() => this.#render()), { passive: true });
     this.viewport.addEventListener('change', (event) => {
       const row = event.target.closest('.run-row');
       if (row) this.#toggle(this.shown[Number(row.dataset.index)].id, event.target.checked);
@@ -262,14 +271,6 @@ export class RunList {
           'Runs appear here as soon as summary files are written.';
     } else this.empty.textContent = 'No run matches the search.';
     this.#render();
-  }
-
-  #scheduleRender() {
-    if (this.frame) return;
-    this.frame = requestAnimationFrame(() => {
-      this.frame = 0;
-      this.#render();
-    });
   }
 
   #render() {
