@@ -45,6 +45,16 @@ DEFAULTS: dict[str, Any] = {
     "create_landscape": {"train": True, "result": True},
 }
 """Every setting but ``intervals``, which has no default."""
+HOW_TO_COLLECT = (
+    "Loss landscapes are computed from the weights a SummaryCollector saves when "
+    "collect_landscape is given. It is off by default in sumlens (MindSpore turns it on) "
+    "because it writes a weight file at every step or epoch of the intervals. Turn it on "
+    "for the training run, e.g. SummaryCollector(summary_dir, collect_specified_data="
+    "{'collect_landscape': {'landscape_size': 40, 'unit': 'epoch', 'num_samples': 2048, "
+    "'create_landscape': {'train': True, 'result': True}, 'intervals': [[1, 2, 3, 4, 5]]}}), "
+    "train again, then call gen_landscapes_with_multi_process."
+)
+"""What to do when a run has no landscape weights (said where they are missing)."""
 UNITS = ("step", "epoch")
 MIN_SIZE, MAX_SIZE = 3, 256
 MIN_INTERVAL = 3
@@ -211,11 +221,7 @@ def load_settings(ckpt_dir: str, overrides: Mapping[str, Any]) -> LandscapeSetti
     :func:`check_overrides`) in memory."""
     path = os.path.join(ckpt_dir, METADATA_FILE)
     if not os.path.isfile(path):
-        raise FileNotFoundError(
-            f"{path} does not exist; please use summary_collector to collect information "
-            "to create the json file (SummaryCollector(..., collect_specified_data="
-            "{'collect_landscape': {...}}))"
-        )
+        raise FileNotFoundError(f"{path} does not exist. {HOW_TO_COLLECT}")
     try:
         with open(path, encoding="utf-8") as handle:
             data = json.load(handle)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import stat
@@ -14,7 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
-from digits import DigitsCNN
+from digits import DigitsCNN, batches, digits
 from landscape_helpers import (
     BATCH,
     EPOCHS,
@@ -28,6 +29,7 @@ from landscape_helpers import (
 )
 from torch import nn
 
+import sumlens
 from sumlens.io import iter_events
 from sumlens.landscape import BlockDone, LossLandscape, SummaryLandscape, compute_landscape
 
@@ -249,8 +251,27 @@ def test_invalid_metadata(run: Path, tmp_path: Path, metadata: dict[str, Any], m
         )
 
 
+def test_a_default_collector_run_says_how_to_collect_landscapes(tmp_path: Path) -> None:
+    """collect_landscape is off by default (MindSpore's is on): the landscape says so and
+    gives settings that a collector takes as they are."""
+    x, y = digits(0)
+    network = DigitsCNN()
+    model = sumlens.Model(network, nn.CrossEntropyLoss(), torch.optim.SGD(network.parameters()))
+    model.train(
+        1,
+        batches(x[:BATCH], y[:BATCH], BATCH),
+        callbacks=[sumlens.SummaryCollector(tmp_path / "run")],
+    )
+    with pytest.raises(FileNotFoundError, match="off by default") as raised:
+        SummaryLandscape(tmp_path / "run").gen_landscapes_with_multi_process(plain)
+    message = str(raised.value)
+    assert "MindSpore turns it on" in message
+    settings = message[message.index("{'collect_landscape'") : message.rindex("})") + 1]
+    sumlens.SummaryCollector(tmp_path / "next", collect_specified_data=ast.literal_eval(settings))
+
+
 def test_missing_or_broken_metadata_and_bad_directories(tmp_path: Path) -> None:
-    with pytest.raises(FileNotFoundError, match="summary_collector"):
+    with pytest.raises(FileNotFoundError, match="collect_landscape"):
         SummaryLandscape(tmp_path / "empty").gen_landscapes_with_multi_process(plain)
     (tmp_path / "broken" / "ckpt_dir").mkdir(parents=True)
     (tmp_path / "broken" / "ckpt_dir" / "train_metadata.json").write_text("{")
