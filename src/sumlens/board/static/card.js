@@ -138,7 +138,7 @@ export class TagCard {
     const total = series.reduce((sum, s) => sum + s.total, 0);
     this.note.textContent =
       `${plural(series.length, 'curve')} · ${formatCount(shown)} of ` +
-      `${formatCount(total)} points shown${zoom ? ' · zoomed' : ''}`;
+      `${formatCount(total)} points shown${zoom ? ' · zoomed: double-click to show all' : ''}`;
   }
 
   #setState(state) {

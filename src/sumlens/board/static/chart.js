@@ -19,6 +19,9 @@ const CONFIG = {
   displaylogo: false,
   responsive: true,
   doubleClick: 'autosize', // back to the full range (not to the range the page loaded with)
+  // no "Double-click to zoom back out" toast: plotly pins it over the page's top right corner,
+  // on the Download buttons; the card says how to zoom out instead (card.js)
+  showTips: false,
   modeBarButtonsToRemove: ['select2d', 'lasso2d', 'resetScale2d', 'sendChartToCloud'], // no uploads
   toImageButtonOptions: { format: 'png', scale: 2 },
 };

@@ -2,12 +2,13 @@
 // selected run): a card per kind of data the run holds, as MindInsight's dashboard has.
 //
 // Scalars, histograms, tensors and images get a small live preview of their first tag
-// (two scalar tags; the newest image, with a switch to the other image tags; the newest
-// tensor's default slice) and a link to their full view; a distributed run shows its
-// ranks side by side in each. Graphs, dataset graphs, lineage and loss landscapes get a
-// card saying what the run holds, linking to their views (Graph, Lineage, Landscape); a
-// kind sumlens has no view for says so. Previews load only while the view is shown, and
-// reload when the poller reports that the run changed.
+// (two scalar tags, the losses and the collector's first: see previewTags; the newest
+// image, with a switch to the other image tags; the newest tensor's default slice) and a
+// link to their full view; a distributed run shows its ranks side by side in each.
+// Graphs, dataset graphs, lineage and loss landscapes get a card saying what the run
+// holds, linking to their views (Graph, Lineage, Landscape); a kind sumlens has no view
+// for says so. Previews load only while the view is shown, and reload when the poller
+// reports that the run changed.
 
 import {
   fetchHistograms,
@@ -50,6 +51,19 @@ const NO_VIEW = 'sumlens has no view of this kind of data.';
 const collator = new Intl.Collator('en', { numeric: true });
 
 const sorted = (tags) => [...(tags ?? [])].sort(collator.compare);
+const LOSS = /(^|[/_.\-])loss($|[/_.\-])/i; // "loss", "loss/auto", "train/loss", "val_loss"
+const COLLECTED = /\/auto$/; // what SummaryCollector writes: "loss/auto", "learning_rate/auto"
+
+/**
+ * The scalar tags a run's preview shows first: its losses (the collector's before the
+ * others), then the rest of the collector's tags, then the others; each group by name. A
+ * run's own tags ("accuracy", "epoch") never push the collector's loss out of the card.
+ */
+function previewTags(tags) {
+  const rank = (tag) =>
+    LOSS.test(tag) ? (COLLECTED.test(tag) ? 0 : 1) : COLLECTED.test(tag) ? 2 : 3;
+  return [...(tags ?? [])].sort((a, b) => rank(a) - rank(b) || collator.compare(a, b));
+}
 
 /** The kinds of card a run gets, from its /runs `tags` (lineage plugins share one card). */
 function kindsOf(run) {
@@ -235,7 +249,12 @@ export class DashboardView {
         this.cards.set(kind, card);
       }
       if (card.view) {
-        card.link.setAttribute('href', this.store.href({ view: card.view, runs: [run.id] }));
+        // the graph view's settings (open scopes, selection) were another run's: start afresh
+        const fresh = card.view === 'graph' ? { graph: {} } : {};
+        card.link.setAttribute(
+          'href',
+          this.store.href({ view: card.view, runs: [run.id], ...fresh }),
+        );
       }
       this.grid.append(card.element);
       this.#load(card, run, controller.signal);
@@ -258,7 +277,8 @@ export class DashboardView {
 
   /** Fill `card` with its preview; false when there is nothing to show yet. */
   #preview(card, run, signal) {
-    const tags = sorted(run.tags[card.kind]);
+    const tags =
+      card.kind === 'scalar' ? previewTags(run.tags.scalar) : sorted(run.tags[card.kind]);
     card.count.textContent = PREVIEWS.has(card.kind) ? plural(tags.length, 'tag') : '';
     if (card.kind === 'scalar') return this.#scalars(card, run, tags, signal);
     if (card.kind === 'histogram') return this.#histogram(card, run, tags[0], signal);
@@ -290,7 +310,7 @@ export class DashboardView {
     card.fill(panels);
     for (const draw of draws) draw(); // in the page now: each sketch takes its div's size
     const more =
-      tags.length > shown.length ? `First ${shown.length} of ${plural(tags.length, 'tag')}.` : '';
+      tags.length > shown.length ? `${shown.length} of ${plural(tags.length, 'tag')} shown.` : '';
     card.note.textContent = [more, note].filter(Boolean).join(' ');
     return panels.length > 0;
   }

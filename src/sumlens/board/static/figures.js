@@ -16,6 +16,8 @@ import { binCentres, commonRange, percentiles, pickEvenly, rebin } from './histm
 export const HISTOGRAM_BINS = 40; // common bins of a histogram chart
 export const MAX_CURVES = 100; // steps drawn per series as ridges or lines (evenly picked)
 export const PREVIEW_CURVES = 30; // ... in a dashboard preview
+const PANEL_HEIGHT = 220; // px of one series' ridges when a chart stacks several
+const PANEL_GAP = 34; // px between two of them, where the next one's name goes
 
 const FONT = 'system-ui, -apple-system, "Segoe UI", Roboto, sans-serif';
 const GRID = '#eceff3';
@@ -24,6 +26,7 @@ const CONFIG = {
   displaylogo: false,
   responsive: true,
   modeBarButtonsToRemove: ['select2d', 'lasso2d', 'sendChartToCloud'],
+  showTips: false, // plotly's zoom toast would cover the page's controls (see chart.js)
   toImageButtonOptions: { format: 'png', scale: 2 },
 };
 const PREVIEW_CONFIG = { displayModeBar: false, responsive: true, staticPlot: true };
@@ -124,60 +127,91 @@ function peakOf(items) {
 /**
  * Ridges (TensorBoard's offset view, MindInsight's front view): each step's distribution
  * as a filled curve standing on its place on the vertical axis (step, relative or wall
- * time, earliest at the top), later ones in front.
+ * time, earliest at the top), later ones in front. Several series (runs, ranks) get a
+ * chart each, stacked (as TensorBoard draws them), on one value axis: the same x range,
+ * and each with its own step labels and name.
  */
 export function ridgeFigure(seriesList, { axis, preview = false, maxCurves = MAX_CURVES }) {
   const { lo, hi, out } = curves(seriesList, maxCurves);
   const centres = binCentres(lo, hi, HISTOGRAM_BINS);
-  const where = new Map(seriesList.map((s) => [s, positions(s.histograms, axis)]));
-  for (const item of out) item.pos = where.get(item.series)[item.index];
-  const spots = out.map((item) => item.pos);
+  const stacked = seriesList.length > 1;
+  const data = [];
+  const layout = baseLayout(preview, {
+    xaxis: { title: axisTitle('value', preview), range: [lo, hi] },
+    margin: preview ? { l: 8, r: 34, t: 6, b: 24 } : { l: 20, r: 56, t: 8, b: 38 },
+  });
+  const area = stacked ? seriesList.length * (PANEL_HEIGHT + PANEL_GAP) - PANEL_GAP : 0;
+  if (stacked) {
+    layout.margin.t = PANEL_GAP;
+    layout.height = area + layout.margin.t + layout.margin.b;
+    layout.annotations = [];
+  }
+  seriesList.forEach((series, i) => {
+    const items = out.filter((item) => item.series === series);
+    const yaxis = i === 0 ? 'y' : `y${i + 1}`;
+    const panel = ridgePanel(series, items, { axis, preview, lo, hi, centres, maxCurves });
+    for (const trace of panel.data) data.push({ ...trace, yaxis });
+    const top = i * (PANEL_HEIGHT + PANEL_GAP);
+    const domain = stacked ? [1 - (top + PANEL_HEIGHT) / area, 1 - top / area] : [0, 1];
+    layout[i === 0 ? 'yaxis' : `yaxis${i + 1}`] = axisStyle({ ...panel.yaxis, domain });
+    if (stacked) {
+      layout.annotations.push({
+        xref: 'paper',
+        yref: 'paper',
+        x: 0,
+        y: domain[1],
+        xanchor: 'left',
+        yanchor: 'bottom',
+        yshift: 4,
+        showarrow: false,
+        text: plotlyText(series.label),
+        font: { size: 11, color: series.colour },
+      });
+    }
+  });
+  if (stacked) layout.xaxis.anchor = `y${seriesList.length}`; // the value ticks at the bottom
+  return { data, layout };
+}
+
+/** One series' ridges (`items`: its curves) and its vertical axis, for ridgeFigure. */
+function ridgePanel(series, items, { axis, preview, lo, hi, centres, maxCurves }) {
+  const where = positions(series.histograms, axis);
+  for (const item of items) item.pos = where[item.index];
+  const spots = items.map((item) => item.pos);
   const span = spots.length ? Math.max(...spots) - Math.min(...spots) : 0;
-  const perSeries = Math.max(1, ...seriesList.map((s) => Math.min(s.histograms.length, maxCurves)));
-  const height = span > 0 ? (span / Math.max(1, perSeries - 1)) * 2.5 : 1;
-  const peak = peakOf(out);
-  out.sort((a, b) => a.pos - b.pos); // the back (earliest, top) first
+  const curvesDrawn = Math.max(1, Math.min(series.histograms.length, maxCurves));
+  const height = span > 0 ? (span / Math.max(1, curvesDrawn - 1)) * 2.5 : 1;
+  const peak = peakOf(items);
+  items.sort((a, b) => a.pos - b.pos); // the back (earliest, top) first
   const ticks = [...new Set(spots)].sort((a, b) => a - b);
   const tickvals = pickEvenly(ticks.length, preview ? 5 : 8).map((i) => ticks[i]);
-  const shownInLegend = new Set();
-  const data = out.map((item) => {
-    const { series, h, counts, pos, age } = item;
-    const legend = seriesList.length > 1 && !shownInLegend.has(series.key);
-    shownInLegend.add(series.key);
-    return {
-      type: 'scatter',
-      mode: 'lines',
-      x: [lo, ...centres, hi],
-      y: [pos, ...counts.map((c) => pos - (height * c) / peak), pos],
-      customdata: [0, ...counts, 0],
-      fill: 'toself',
-      fillcolor: shade(series.colour, 0.82 - 0.5 * age, seriesList.length > 1 ? 0.3 : 0.92),
-      line: { color: shade(series.colour, -0.15 * age), width: preview ? 0.8 : 1 },
-      hoveron: 'points',
-      name: plotlyText(series.label),
-      legendgroup: series.key,
-      showlegend: legend,
-      hovertemplate:
-        `%{fullData.name}<br>step ${h.step}<br>%{x:.4~g}: %{customdata:.4~g}<extra></extra>`,
-      meta: meta(series, 'ridge', h.step),
-    };
-  });
-  return {
-    data,
-    layout: baseLayout(preview, {
-      showlegend: !preview && seriesList.length > 1,
-      xaxis: { title: axisTitle('value', preview), range: [lo, hi] },
-      yaxis: {
-        type: axis === 'wall' ? 'date' : 'linear',
-        autorange: 'reversed',
-        ...(axis === 'step' ? { tickmode: 'array', tickvals } : {}), // only steps drawn
-        side: 'right',
-        gridcolor: 'rgba(0,0,0,0)',
-        title: axisTitle(AXIS_TITLES[axis], preview),
-      },
-      margin: preview ? { l: 8, r: 34, t: 6, b: 24 } : { l: 20, r: 56, t: 8, b: 38 },
-    }),
+  const data = items.map(({ h, counts, pos, age }) => ({
+    type: 'scatter',
+    mode: 'lines',
+    x: [lo, ...centres, hi],
+    y: [pos, ...counts.map((c) => pos - (height * c) / peak), pos],
+    customdata: [0, ...counts, 0],
+    fill: 'toself',
+    fillcolor: shade(series.colour, 0.82 - 0.5 * age, 0.92),
+    line: { color: shade(series.colour, -0.15 * age), width: preview ? 0.8 : 1 },
+    hoveron: 'points',
+    name: plotlyText(series.label),
+    legendgroup: series.key,
+    showlegend: false,
+    hovertemplate:
+      `%{fullData.name}<br>step ${h.step}<br>%{x:.4~g}: %{customdata:.4~g}<extra></extra>`,
+    meta: meta(series, 'ridge', h.step),
+  }));
+  const yaxis = {
+    type: axis === 'wall' ? 'date' : 'linear',
+    autorange: 'reversed',
+    ...(axis === 'step' ? { tickmode: 'array', tickvals } : {}), // only steps drawn
+    side: 'right',
+    anchor: 'x',
+    gridcolor: 'rgba(0,0,0,0)',
+    title: axisTitle(AXIS_TITLES[axis], preview),
   };
+  return { data, yaxis };
 }
 
 /** Each step's distribution as a line, all over one another, lighter for earlier steps. */

@@ -50,6 +50,8 @@ export class GraphView {
     this.data = null;
     this.loadedKey = null; // what the shown graph was loaded for
     this.runSignature = null;
+    this.listing = 0; // /runs responses taken (the run picker is filled anew after each)
+    this.pickerKey = null; // what the run picker lists: listing and run shown
     this.drawnKey = null; // the open scopes drawn, as JSON
     this.visible = null;
     this.draws = 0;
@@ -124,7 +126,7 @@ export class GraphView {
   /** Take a new /runs response; the shown graph reloads when its run's graphs changed. */
   setRuns(data, forced) {
     this.meta = new Map(data.runs.map((run) => [run.id, run]));
-    this.#fillRuns();
+    this.listing += 1;
     const run = this.meta.get(this.store.state.runs[0]);
     const signature = JSON.stringify(
       run && [run.updated, run.tags.graph, run.tags.dataset_graph, run.ranks],
@@ -150,8 +152,15 @@ export class GraphView {
     return [...this.meta.values()].filter((run) => PLUGINS.some((p) => run.tags[p]?.length));
   }
 
+  /**
+   * List the runs that hold a graph, the one shown picked. Called on every sync, so the
+   * picker follows the URL's run however it changed (a dashboard's link, the Runs page).
+   */
   #fillRuns() {
     const chosen = this.store.state.runs[0];
+    const key = `${this.listing}\u0000${chosen}`;
+    if (key === this.pickerKey) return;
+    this.pickerKey = key;
     const runs = this.#graphRuns();
     const entries = runs.map((run) => option(run.id, run.id, run.id === chosen));
     if (!runs.some((run) => run.id === chosen)) {
@@ -160,10 +169,10 @@ export class GraphView {
     this.runPick.replaceChildren(...entries);
   }
 
+  /** Show run `id`'s graph: the view shows one run, and the URL names that one alone. */
   #pickRun(id) {
     if (!id) return;
-    const rest = this.store.state.runs.filter((run) => run !== id);
-    this.store.set({ runs: [id, ...rest], graph: {} });
+    this.store.set({ runs: [id], graph: {} });
   }
 
   /** The graphs of the shown run: [plugin, tag] pairs. */
@@ -181,6 +190,7 @@ export class GraphView {
   #sync() {
     const state = this.store.state;
     if (state.view !== 'graph') return;
+    this.#fillRuns();
     const runId = state.runs[0];
     const run = this.meta.get(runId);
     const graphs = this.#graphs(run);

@@ -1,8 +1,9 @@
-// histograms.js: the Histograms view, a card per histogram tag with the selected runs (and
-// their ranks) overlaid, in one of three modes:
+// histograms.js: the Histograms view, a card per histogram tag with the runs shown (and
+// their ranks), in one of three modes:
 //   offset        each kept step's distribution as a ridge standing on its step (or time),
 //                 earliest at the top, later ones in front: TensorBoard's offset view and
-//                 MindInsight's parameter distribution;
+//                 MindInsight's parameter distribution; a chart per run (and rank), stacked
+//                 on one value axis, each with its steps;
 //   overlay       every step's distribution as a line over the others, darker for later steps;
 //   distribution  TensorBoard's distributions: percentile bands over the steps.
 // The buckets come from /histograms (every kept step); re-binning and percentiles are done
@@ -40,7 +41,7 @@ class HistogramCard {
     );
   }
 
-  /** The selected runs that have this tag (in selection order). */
+  /** The runs shown that have this tag (in the sidebar's order). */
   setRuns(runs) {
     if (JSON.stringify(runs) === JSON.stringify(this.runs)) return;
     this.runs = runs;
@@ -116,6 +117,8 @@ class HistogramCard {
     const { hmode, axis } = this.view.state;
     const series = this.series.filter((s) => s.histograms.length);
     const figure = histogramFigure(hmode, series, { axis });
+    // stacked charts (offset mode, several series) are as tall as they need
+    this.plot.style.height = figure.layout.height ? `${figure.layout.height}px` : '';
     await drawFigure(this.plot, figure);
     if (!this.visible) return;
     this.drawn = true;

@@ -12,6 +12,7 @@
 // when a run with lineage changed; `?known=` makes an unchanged table a tiny answer.
 
 import { getJSON, newController } from './api.js';
+import { downloadCsv } from './csv.js';
 import { el, formatCount, plural } from './dom.js';
 import { pipelineComparison, pipelineDrawing } from './lineage_data.js';
 import {
@@ -86,7 +87,8 @@ export class LineageView {
       class: 'button lin-columns-button',
       text: 'Columns',
       'aria-expanded': 'false',
-      onclick: () => this.#toggleColumnsPanel(),
+      'aria-controls': 'lin-columns-panel',
+      onclick: () => this.#showColumnsPanel(this.columnsPanel.hidden),
     });
     this.clearFilters = el('button', {
       type: 'button',
@@ -112,7 +114,30 @@ export class LineageView {
         if (this.store.state.runs.length) this.store.set({ view: 'scalars' });
       },
     });
-    this.columnsPanel = el('div', { class: 'lin-columns-panel', hidden: true });
+    this.columnsPanel = el('div', {
+      class: 'lin-columns-panel',
+      id: 'lin-columns-panel',
+      role: 'dialog',
+      'aria-label': 'Columns',
+      hidden: true,
+    });
+    this.columnsAnchor = el(
+      'span',
+      { class: 'lin-columns-anchor' },
+      this.columnsButton,
+      this.columnsPanel,
+    );
+    // a popover: Escape or a press anywhere outside it (or its button) closes it
+    document.addEventListener('keydown', (event) => {
+      if (event.key === 'Escape' && !this.columnsPanel.hidden) {
+        this.#showColumnsPanel(false);
+        this.columnsButton.focus();
+      }
+    });
+    document.addEventListener('pointerdown', (event) => {
+      if (this.columnsPanel.hidden) return;
+      if (!this.columnsAnchor.contains(event.target)) this.#showColumnsPanel(false);
+    });
     this.colourSelect = el('select', {
       class: 'lin-select',
       'aria-label': 'Colour lines by',
@@ -164,7 +189,7 @@ export class LineageView {
         el('span', { class: 'grow' }),
         this.clearFilters,
         this.showHidden,
-        el('span', { class: 'lin-columns-anchor' }, this.columnsButton, this.columnsPanel),
+        this.columnsAnchor,
         this.exportButton,
         this.openButton,
       ),
@@ -207,6 +232,7 @@ export class LineageView {
   }
 
   #onState(state, changed) {
+    if (changed.has('view') && !this.#visible()) this.#showColumnsPanel(false);
     if (changed.has('view') && this.#visible() && (this.stale || !this.table)) this.#load();
     if (changed.has('runs')) this.#selectionChanged();
     if (!changed.has('lineage')) return;
@@ -233,7 +259,7 @@ export class LineageView {
     for (const control of [this.columnsButton, this.exportButton, this.clearFilters]) {
       control.hidden = tab !== 'model';
     }
-    if (tab === 'model') this.columnsPanel.hidden = true;
+    if (tab !== 'model') this.#showColumnsPanel(false); // its button is gone with the tab
     if (tab === 'data' && this.table) this.#drawPipelines();
   }
 
@@ -371,20 +397,15 @@ export class LineageView {
   }
 
   #exportCsv() {
-    const text = csvText(this.columns, this.shown);
-    const url = URL.createObjectURL(new Blob([text], { type: 'text/csv' }));
-    const link = el('a', { href: url, download: 'lineage.csv', hidden: true });
-    document.body.append(link);
-    link.click();
-    link.remove();
-    setTimeout(() => URL.revokeObjectURL(url), 10_000);
+    downloadCsv('lineage.csv', csvText(this.columns, this.shown));
   }
 
   // ------------------------------------------------------------------ columns
 
-  #toggleColumnsPanel() {
-    this.columnsPanel.hidden = !this.columnsPanel.hidden;
-    this.columnsButton.setAttribute('aria-expanded', String(!this.columnsPanel.hidden));
+  /** Open (`open`) or close the column chooser. */
+  #showColumnsPanel(open) {
+    this.columnsPanel.hidden = !open;
+    this.columnsButton.setAttribute('aria-expanded', String(open));
   }
 
   #renderColumnsPanel() {

@@ -7,6 +7,8 @@
 // touches no DOM. The view's settings (state.lineage, one URL parameter) are checked here:
 // anything malformed is dropped, never trusted.
 
+import { csvLines, numberField, textField } from './csv.js';
+
 const collator = new Intl.Collator('en', { numeric: true });
 export const RUN_COLUMN = 'run'; // the pseudo-column of the run ids
 const MAX_HIDDEN = 200; // hidden runs kept in the URL
@@ -236,26 +238,21 @@ export function sortedOrder(table, sort) {
 
 // ---------------------------------------------------------------- export
 
-function csvField(text) {
-  return /[",\n\r]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
-}
-
 /**
  * The CSV of `rows` (an Int32Array) and `columns` in the table's order: a header of column
- * ids (labels may repeat across kinds), numbers in full precision.
+ * ids (labels may repeat across kinds), numbers in full precision, text cells made safe
+ * for spreadsheets (csv.js).
  */
 export function csvText(columns, rows) {
-  const lines = [columns.map((column) => csvField(column.id)).join(',')];
+  const lines = [columns.map((column) => textField(column.id))];
   for (const row of rows) {
     lines.push(
-      columns
-        .map((column) =>
-          column.type === 'number'
-            ? Number.isNaN(column.values[row]) ? '' : String(column.values[row])
-            : csvField(column.values[row] ?? ''),
-        )
-        .join(','),
+      columns.map((column) =>
+        column.type === 'number'
+          ? numberField(column.values[row])
+          : textField(column.values[row] ?? ''),
+      ),
     );
   }
-  return `${lines.join('\n')}\n`;
+  return csvLines(lines);
 }

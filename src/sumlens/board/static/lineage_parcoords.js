@@ -8,14 +8,24 @@
 // one layer: 10,000 lines in a few tens of milliseconds even where WebGL is software
 // (plotly's parcoords needs WebGL). Dragging along an axis brushes it: the range (or the
 // categories) becomes that column's filter; a click on an axis clears its brush.
-// Axis names are HTML text beside the canvas, never markup.
+// Axis names, ticks and categories are HTML text over the canvas, never markup, laid out
+// so that none can overlap another: axes stand at least MIN_GAP apart (the chart scrolls
+// sideways when they do not fit), a name wraps onto two lines within its share of the
+// width (the whole name on hover), a number axis shows its two ends in four significant
+// digits, and a category axis names as many of its values as fit, each cut to the gap.
 
 import { el, perFrame } from './dom.js';
+import { SideScroll } from './sidescroll.js';
 
-const HEIGHT = 260;
-const TOP = 58; // room for the axis names (two rows when crowded) above the top ticks
-const BOTTOM = 24;
-const SIDE = 60;
+const HEIGHT = 272;
+const TOP = 50; // room for the axis names (two lines) and the top ticks above the axes
+const BOTTOM = 18; // room for the bottom ticks
+const PAD = 44; // px left of the first axis and right of the last (more for categories)
+const CATEGORY_ROOM = 96; // px right of a last axis of categories, for their names
+const MIN_GAP = 64; // px between two axes at least
+const MAX_NAME = 128; // px of an axis name's box at most
+const LABEL_GAP = 6; // px kept free between two labels side by side
+const LINE = 13; // px between two category names at least (else some are left out)
 const GRAB = 14; // px either side of an axis where a drag brushes it
 const MAX_CATEGORIES = 12;
 const RAMP = ['#3b4cc0', '#6a8bef', '#9abbff', '#f6a385', '#e7745b', '#b40426'];
@@ -47,6 +57,15 @@ function roundTo(value) {
   return Number(value.toPrecision(6));
 }
 
+/** A tick's text: four significant digits, exponents for the very large and small. */
+function tickText(value) {
+  const size = Math.abs(value);
+  if (size !== 0 && (size >= 1e6 || size < 1e-3)) {
+    return value.toExponential(2).replace(/\.?0+e/, 'e').replace('e+', 'e');
+  }
+  return String(Number(value.toPrecision(4)));
+}
+
 export class ParallelCoords {
   /** `onBrush(id, filter or null, done)`: an axis was brushed (done: the drag ended). */
   constructor(onBrush) {
@@ -55,18 +74,18 @@ export class ParallelCoords {
     this.back = el('canvas', { class: 'lin-pc-layer' });
     this.front = el('canvas', { class: 'lin-pc-layer' });
     this.labels = el('div', { class: 'lin-pc-labels' });
-    this.element = el(
+    this.stage = el('div', { class: 'lin-pc-stage' }, this.back, this.front, this.labels);
+    this.scroller = el(
       'div',
       { class: 'lin-pc', role: 'img', 'aria-label': 'Parallel coordinates of the runs' },
-      this.back,
-      this.front,
-      this.labels,
+      this.stage,
     );
+    this.element = new SideScroll(this.scroller, this.stage, 'lin-pc-scroll').element;
     this.axes = [];
     this.passing = new Int32Array(0);
     this.filters = {};
-    this.element.addEventListener('pointerdown', (event) => this.#startBrush(event));
-    new ResizeObserver(() => this.#layout()).observe(this.element);
+    this.stage.addEventListener('pointerdown', (event) => this.#startBrush(event));
+    new ResizeObserver(() => this.#layout()).observe(this.scroller);
   }
 
   /** Draw `rows` (Int32Array) of `table` on `axes` (columns), coloured by `colour`. */
@@ -89,9 +108,14 @@ export class ParallelCoords {
   }
 
   #layout() {
-    const width = this.element.clientWidth;
-    if (!width || !this.table) return;
+    const shown = this.scroller.clientWidth;
+    if (!shown || !this.table) return;
+    const n = this.axes.length;
+    const right = this.axes[n - 1]?.scale.text ? CATEGORY_ROOM : PAD;
+    const width = Math.max(shown, PAD + right + (n - 1) * MIN_GAP); // else it scrolls
     const ratio = window.devicePixelRatio || 1;
+    this.stage.style.width = `${width}px`;
+    this.stage.style.height = `${HEIGHT}px`;
     for (const canvas of [this.back, this.front]) {
       canvas.width = Math.round(width * ratio);
       canvas.height = Math.round(HEIGHT * ratio);
@@ -100,10 +124,15 @@ export class ParallelCoords {
       canvas.getContext('2d').setTransform(ratio, 0, 0, ratio, 0, 0);
     }
     this.width = width;
-    const n = this.axes.length;
-    const span = width - 2 * SIDE;
+    const span = width - PAD - right;
     this.axes.forEach((axis, i) => {
-      axis.x = n === 1 ? width / 2 : SIDE + (i * span) / (n - 1);
+      axis.x = n === 1 ? width / 2 : PAD + (i * span) / (n - 1);
+    });
+    this.axes.forEach((axis, i) => {
+      const before = i === 0 ? axis.x : (axis.x - this.axes[i - 1].x) / 2;
+      const after = i === n - 1 ? width - axis.x : (this.axes[i + 1].x - axis.x) / 2;
+      axis.room = 2 * Math.min(before, after) - LABEL_GAP; // a centred label's width
+      axis.beside = (i === n - 1 ? width : this.axes[i + 1].x) - axis.x - 2 * LABEL_GAP;
     });
     this.#project();
     this.#drawLabels();
@@ -127,16 +156,18 @@ export class ParallelCoords {
     this.ys = ys;
   }
 
+  /** The axis names, end ticks and category names (see the top of this file). */
   #drawLabels() {
     const nodes = [];
-    const crowded = this.axes.length > 1 && this.axes[1].x - this.axes[0].x < 110;
-    this.axes.forEach((axis, i) => {
+    const h = HEIGHT - TOP - BOTTOM;
+    const centred = (x, width) => `left:${x - width / 2}px;width:${width}px`;
+    for (const axis of this.axes) {
       const { column, scale, x } = axis;
-      const style = `left:${x}px`;
+      const nameWidth = Math.min(MAX_NAME, axis.room);
       nodes.push(
         el('span', {
           class: `lin-pc-name kind-${column.kind}`,
-          style: `${style};top:${crowded && i % 2 ? 18 : 2}px`,
+          style: centred(x, nameWidth),
           text: column.label,
           title: `${column.label}${scale.log ? ' (log scale)' : ''}: drag along the axis to filter`,
           dataset: { col: column.id },
@@ -144,27 +175,37 @@ export class ParallelCoords {
       );
       if (scale.text) {
         const k = column.distinct.length;
+        const every = Math.ceil(LINE / (h / k)); // name every value, or every 2nd, 3rd ...
         column.distinct.forEach((value, rank) => {
-          const y = TOP + ((rank + 0.5) / k) * (HEIGHT - TOP - BOTTOM);
-          const tick = { class: 'lin-pc-tick', style: `${style};top:${y}px`, text: value };
-          nodes.push(el('span', tick));
+          if (rank % every) return;
+          const y = TOP + ((rank + 0.5) / k) * h;
+          nodes.push(
+            el('span', {
+              class: 'lin-pc-tick lin-pc-category',
+              style: `left:${x + LABEL_GAP}px;top:${y}px;max-width:${axis.beside}px`,
+              text: value,
+              title: value,
+              dataset: { col: column.id },
+            }),
+          );
         });
       } else {
-        const fmt = (v) => String(roundTo(v));
-        nodes.push(
-          el('span', {
-            class: 'lin-pc-tick',
-            style: `${style};top:${TOP - 10}px`,
-            text: fmt(column.max),
-          }),
-          el('span', {
-            class: 'lin-pc-tick',
-            style: `${style};top:${HEIGHT - BOTTOM + 10}px`,
-            text: fmt(column.min),
-          }),
-        );
+        for (const [value, top, end] of [
+          [column.max, TOP - 8, 'max'],
+          [column.min, HEIGHT - BOTTOM + 8, 'min'],
+        ]) {
+          nodes.push(
+            el('span', {
+              class: 'lin-pc-tick lin-pc-end',
+              style: `${centred(x, axis.room)};top:${top}px`,
+              text: tickText(value),
+              title: `${column.label} ${end}: ${value}`,
+              dataset: { col: column.id, end },
+            }),
+          );
+        }
       }
-    });
+    }
     this.labels.replaceChildren(...nodes);
   }
 
@@ -273,12 +314,12 @@ export class ParallelCoords {
   }
 
   #startBrush(event) {
-    const box = this.element.getBoundingClientRect();
+    const box = this.stage.getBoundingClientRect(); // where the chart is scrolled to
     const x = event.clientX - box.left;
     const axis = this.axes.find((a) => Math.abs(a.x - x) <= GRAB);
     if (!axis || event.button !== 0) return;
     event.preventDefault();
-    this.element.setPointerCapture?.(event.pointerId);
+    this.stage.setPointerCapture?.(event.pointerId);
     const y0 = event.clientY - box.top;
     const brushAt = (e) => {
       const y1 = e.clientY - box.top;
@@ -287,14 +328,14 @@ export class ParallelCoords {
     };
     const move = (e) => this.onBrush(axis.column.id, brushAt(e), false);
     const up = (e) => {
-      this.element.removeEventListener('pointermove', move);
-      this.element.removeEventListener('pointerup', up);
-      this.element.removeEventListener('pointercancel', up);
+      this.stage.removeEventListener('pointermove', move);
+      this.stage.removeEventListener('pointerup', up);
+      this.stage.removeEventListener('pointercancel', up);
       this.onBrush(axis.column.id, brushAt(e), true);
     };
-    this.element.addEventListener('pointermove', move);
-    this.element.addEventListener('pointerup', up);
-    this.element.addEventListener('pointercancel', up);
+    this.stage.addEventListener('pointermove', move);
+    this.stage.addEventListener('pointerup', up);
+    this.stage.addEventListener('pointercancel', up);
   }
 
   /** The filter a brush from pixel `top` to `bottom` on `axis` stands for. */

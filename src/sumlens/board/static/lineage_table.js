@@ -3,17 +3,21 @@
 // Rows have a fixed height inside a body as tall as all of them; only the rows in sight
 // (plus a few either side) exist as elements and are reused as the table scrolls, so
 // 10,000 runs paint and re-filter as fast as ten. The header stays on top (sticky) and
-// scrolls sideways with the rows. Each column header sorts on click and holds the
-// column's filter: min and max for numbers, "contains" for text. Every value is text
-// (textContent), whatever a run or a field is named.
+// scrolls sideways with the rows. The columns share the table's width (each at least its
+// minimum); when they cannot fit, the table scrolls sideways (sidescroll.js shows that it
+// does) with the check box and the run's name kept in view. Each column header sorts on
+// click and holds the column's filter: min and max for numbers, "contains" for text.
+// Every value is text (textContent), whatever a run or a field is named.
 
 import { el, fitPool, perFrame, rowWindow } from './dom.js';
 import { RUN_COLUMN, cellText, kindName } from './lineage_model.js';
+import { SideScroll } from './sidescroll.js';
 
 const ROW_HEIGHT = 30; // px; must match .lin-row in lineage.css
 const OVERSCAN = 8;
-const RUN_WIDTH = 260;
-const CELL_WIDTH = 130;
+const RUN_WIDTH = 180; // px of the run column at least (it takes twice a column's share)
+const NUMBER_WIDTH = 84; // ... of a number column: its value, and min and max boxes
+const TEXT_WIDTH = 104; // ... of a text column
 const CHECK_WIDTH = 34;
 
 function sortMark(sort, id) {
@@ -34,13 +38,17 @@ export class LineageGrid {
     this.selected = new Set();
     this.head = el('div', { class: 'lin-head', role: 'row' });
     this.body = el('div', { class: 'lin-body', role: 'rowgroup' });
-    this.element = el(
+    this.scroller = el(
       'div',
       { class: 'lin-table', role: 'table', 'aria-label': 'Model lineage' },
       this.head,
       this.body,
     );
-    this.element.addEventListener('scroll', perFrame(() => this.#render()), { passive: true });
+    this.scroller.style.setProperty('--lin-check-width', `${CHECK_WIDTH}px`);
+    // while it scrolls sideways, the columns are at their least: the pinned ones take this
+    const pinned = CHECK_WIDTH + RUN_WIDTH;
+    this.element = new SideScroll(this.scroller, this.head, 'lin-table-box', pinned).element;
+    this.scroller.addEventListener('scroll', perFrame(() => this.#render()), { passive: true });
     this.body.addEventListener('change', (event) => {
       const row = event.target.closest('.lin-row');
       if (row && event.target.type === 'checkbox') {
@@ -51,28 +59,34 @@ export class LineageGrid {
       const button = event.target.closest('.lin-hide');
       if (button) this.on.hide(button.closest('.lin-row').dataset.run);
     });
-    new ResizeObserver(() => this.#render()).observe(this.element);
+    new ResizeObserver(() => this.#render()).observe(this.scroller);
   }
 
   /** Show `columns` of `table` (rebuilding the header); `settings` gives sort and filters. */
   setColumns(table, columns, settings) {
     this.table = table;
     this.columns = columns;
-    const widthOf = (column) => (column.id === RUN_COLUMN ? RUN_WIDTH : CELL_WIDTH);
-    const widths = [CHECK_WIDTH, ...columns.map(widthOf)];
-    const template = widths.map((w) => `${w}px`).join(' ');
+    const track = (column) => {
+      if (column.id === RUN_COLUMN) return [RUN_WIDTH, 2];
+      return [column.type === 'number' ? NUMBER_WIDTH : TEXT_WIDTH, 1];
+    };
+    const tracks = columns.map(track);
+    const template = [
+      `${CHECK_WIDTH}px`,
+      ...tracks.map(([least, share]) => `minmax(${least}px, ${share}fr)`),
+    ].join(' ');
     this.template = template;
-    const width = widths.reduce((sum, w) => sum + w, 0);
+    const least = tracks.reduce((sum, [w]) => sum + w, CHECK_WIDTH);
     this.head.style.gridTemplateColumns = template;
-    this.head.style.width = `${width}px`;
-    this.body.style.width = `${width}px`;
+    this.head.style.minWidth = `${least}px`; // wider than the table: it scrolls sideways
+    this.body.style.minWidth = `${least}px`;
     this.selectAll = el('input', {
       type: 'checkbox',
       'aria-label': 'Select every run shown',
       onchange: () => this.on.selectShown(this.selectAll.checked),
     });
     this.head.replaceChildren(
-      el('span', { class: 'lin-cell lin-check' }, this.selectAll),
+      el('span', { class: 'lin-cell lin-check lin-pin' }, this.selectAll),
       ...columns.map((column) => this.#headerCell(column, settings)),
     );
     for (const row of this.pool) row.remove();
@@ -82,14 +96,21 @@ export class LineageGrid {
 
   #headerCell(column, settings) {
     const filter = settings.filters[column.id];
-    const sort = el('button', {
-      type: 'button',
-      class: `lin-sort kind-${column.kind}`,
-      text: `${column.label}${sortMark(settings.sort, column.id)}`,
-      title: `${column.label} (${kindName(column.kind)}, ${column.type}): click to sort`,
-      dataset: { col: column.id },
-      onclick: () => this.on.sort(column.id),
-    });
+    const sort = el(
+      'button',
+      {
+        type: 'button',
+        class: `lin-sort kind-${column.kind}`,
+        title: `${column.label} (${kindName(column.kind)}, ${column.type}): click to sort`,
+        dataset: { col: column.id },
+        onclick: () => this.on.sort(column.id),
+      },
+      // two lines at most (the whole name in the title)
+      el('span', {
+        class: 'lin-sort-text',
+        text: `${column.label}${sortMark(settings.sort, column.id)}`,
+      }),
+    );
     const inputs = [];
     if (column.type === 'number') {
       for (const [end, hint] of [['lo', 'min'], ['hi', 'max']]) {
@@ -122,9 +143,14 @@ export class LineageGrid {
       inputs.push(input);
     }
     const active = filter !== undefined;
+    const pin = column.id === RUN_COLUMN ? ' lin-pin' : '';
     return el(
       'span',
-      { class: `lin-cell lin-th${active ? ' filtered' : ''}`, role: 'columnheader' },
+      {
+        class: `lin-cell lin-th${active ? ' filtered' : ''}${pin}`,
+        role: 'columnheader',
+        dataset: { col: column.id },
+      },
       sort,
       el('span', { class: 'lin-filters' }, ...inputs),
     );
@@ -166,9 +192,9 @@ export class LineageGrid {
   }
 
   #render() {
-    const height = this.element.clientHeight;
+    const height = this.scroller.clientHeight;
     if (!height || !this.table) return; // hidden: rendered when shown
-    const top = Math.max(0, this.element.scrollTop - this.head.offsetHeight);
+    const top = Math.max(0, this.scroller.scrollTop - this.head.offsetHeight);
     const { first, size } = rowWindow(top, height, ROW_HEIGHT, OVERSCAN);
     fitPool(this.pool, size, () => this.#newRow());
     this.pool.forEach((element, i) => {
@@ -189,14 +215,16 @@ export class LineageGrid {
     const check = el('input', { type: 'checkbox' });
     const cells = this.columns.map((column) =>
       el('span', {
-        class: `lin-cell${column.type === 'number' ? ' num' : ''}`,
+        class: `lin-cell${column.type === 'number' ? ' num' : ''}${
+          column.id === RUN_COLUMN ? ' lin-pin' : ''
+        }`,
         dataset: { col: column.id },
       }),
     );
     const row = el(
       'div',
       { class: 'lin-row', role: 'row' },
-      el('span', { class: 'lin-cell lin-check' }, check),
+      el('span', { class: 'lin-cell lin-check lin-pin' }, check),
       ...cells,
     );
     row.style.gridTemplateColumns = this.template;

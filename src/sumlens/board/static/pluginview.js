@@ -2,9 +2,10 @@
 //
 // A toolbar with the tag filter (the `tags` regular expression, shared with Scalars) and a
 // checkbox per tag (unticked tags are kept in the URL as `off`), a sidebar listing the
-// selected runs with their colours, and a grid of cards. Images and tensors group their
-// cards by tag, one card per run side by side; histograms have one card per tag with the
-// runs overlaid. A card loads only while on screen (an IntersectionObserver calls
+// runs shown with their colours (the selected ones; none selected: the most recent runs
+// with the view's data, see views.js shownRuns), and a grid of cards. Images and tensors
+// group their cards by tag, one card per run side by side; histograms have one card per
+// tag with a chart per run. A card loads only while on screen (an IntersectionObserver calls
 // show/hide) and reloads when the poller reports that one of its runs changed.
 //
 // A card is any object with `element`, `runs` (the run ids it shows), `visible`, and the
@@ -13,7 +14,16 @@
 
 import { fetchSamples, newController } from './api.js';
 import { el, plural } from './dom.js';
-import { CardWatch, Colours, TagFilter, removeRun, runsBeside, toolbar } from './views.js';
+import {
+  CardWatch,
+  Colours,
+  ShownNote,
+  TagFilter,
+  removeRun,
+  runsBeside,
+  shownRuns,
+  toolbar,
+} from './views.js';
 
 const collator = new Intl.Collator('en', { numeric: true });
 
@@ -52,11 +62,13 @@ export class PluginView {
     const first = !this.loaded;
     this.loaded = true;
     const before = this.signatures;
-    this.signatures = new Map(this.store.state.runs.map((id) => [id, this.#signature(id)]));
+    const { runs } = this.#shownRuns();
+    this.signatures = new Map(runs.map((id) => [id, this.#signature(id)]));
     const changed = new Set(
       [...this.signatures].filter(([id, sig]) => force || before.get(id) !== sig).map(([id]) => id),
     );
-    if (first || changed.size) this.#rebuild();
+    const gone = [...before.keys()].some((id) => !this.signatures.has(id));
+    if (first || changed.size || gone) this.#rebuild();
     for (const card of this.cards.values()) {
       if (card.runs.some((id) => changed.has(id))) card.refresh();
     }
@@ -93,6 +105,11 @@ export class PluginView {
 
   syncControls() {}
 
+  /** The runs to show now: the selection, or the most recent runs with the view's data. */
+  #shownRuns() {
+    return shownRuns(this.state.runs, this.meta, this.plugin);
+  }
+
   #signature(id) {
     const run = this.meta.get(id);
     return JSON.stringify(run && [run.updated, run.status, run.tags[this.plugin], run.ranks]);
@@ -112,6 +129,7 @@ export class PluginView {
     });
     this.runList = el('ul', { class: 'run-legend plugin-legend' });
     this.editLink = el('a', { class: 'link', text: 'Edit selection' });
+    this.shownNote = new ShownNote(this.store, this.noun);
     this.grid = el('div', { class: this.grouped ? 'tag-groups' : 'pcard-grid' });
     this.message = el('p', { class: 'empty-note', hidden: true });
     root.append(
@@ -128,6 +146,7 @@ export class PluginView {
       runsBeside(
         this.runList,
         this.editLink,
+        this.shownNote.element,
         el('div', { class: 'view-cards' }, this.message, this.grid),
       ),
     );
@@ -160,11 +179,14 @@ export class PluginView {
 
   /** Rebuild the run legend, the tag checkboxes and the set of cards (kept where still shown). */
   #rebuild() {
-    const { runs, tags: filter, off } = this.state;
+    const { tags: filter, off } = this.state;
+    const shown = this.#shownRuns();
+    const { runs } = shown;
     this.signatures = new Map(runs.map((id) => [id, this.#signature(id)]));
     this.colours.assign(runs, this.meta);
+    this.shownNote.update(shown);
     this.#renderRunLegend(runs);
-    const tagsOf = new Map(); // tag -> the selected runs that have it
+    const tagsOf = new Map(); // tag -> the runs shown that have it
     for (const id of runs) {
       for (const tag of this.meta.get(id)?.tags[this.plugin] ?? []) {
         if (!tagsOf.has(tag)) tagsOf.set(tag, []);
@@ -178,12 +200,12 @@ export class PluginView {
     const unticked = new Set(
       off.filter((e) => e.startsWith(prefix)).map((e) => e.slice(prefix.length)),
     );
-    const shown = this.matching.filter((tag) => !unticked.has(tag));
-    this.tagFilter.counted(shown.length, all.length);
+    const visible = this.matching.filter((tag) => !unticked.has(tag));
+    this.tagFilter.counted(visible.length, all.length);
     this.#renderTagPicks(unticked);
 
     const wanted = new Map(); // card key -> [tag, run]
-    for (const tag of shown) {
+    for (const tag of visible) {
       if (!this.grouped) wanted.set(JSON.stringify([tag]), [tag, null]);
       else for (const run of tagsOf.get(tag)) wanted.set(JSON.stringify([tag, run]), [tag, run]);
     }
@@ -201,8 +223,8 @@ export class PluginView {
       if (!this.grouped) card.setRuns?.(tagsOf.get(tag));
       order.push([tag, card]);
     }
-    this.#place(order, shown);
-    this.#showMessage(runs, all.length, shown.length);
+    this.#place(order, visible);
+    this.#showMessage(runs, all.length, visible.length);
   }
 
   /** Put the cards in tag order (moving an element keeps what it shows). */
@@ -255,7 +277,7 @@ export class PluginView {
       ...runs.map((id) => {
         const run = this.meta.get(id);
         const count = run?.tags[this.plugin]?.length ?? 0;
-        const remove = removeRun(this.store, id);
+        const remove = removeRun(this.store, id, runs);
         const dashboard = el('a', {
           class: 'link',
           title: `Training dashboard of ${id}`,
@@ -284,10 +306,8 @@ export class PluginView {
 
   #showMessage(runs, tagCount, shownCount) {
     let text = '';
-    if (!runs.length) {
-      text = `No runs selected. Pick runs on the Runs page to see their ${this.noun}.`;
-    }
-    else if (!this.loaded) text = 'Loading…';
+    if (!this.loaded) text = 'Loading…';
+    else if (!runs.length) text = `No run has recorded ${this.noun} yet.`;
     else if (!tagCount) text = `The selected runs have no ${this.noun} yet.`;
     else if (!shownCount) text = 'No tag matches the filter (or every tag is unticked).';
     this.message.textContent = text;

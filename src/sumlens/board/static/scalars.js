@@ -1,7 +1,8 @@
-// scalars.js: the Scalars view, the selected runs overlaid with one chart card per tag.
+// scalars.js: the Scalars view, the selected runs overlaid with one chart card per tag
+// (none selected: the most recent runs with scalars, see views.js shownRuns).
 //
 // It owns the view's controls (tag filter, smoothing, x axis, log scale, zoom reset,
-// downloads), the list of selected runs with their colours, and the set of cards. Cards
+// downloads), the list of the runs shown with their colours, and the set of cards. Cards
 // draw only while on screen (an IntersectionObserver). Smoothing is done by the server on
 // the full-resolution series, so a curve does not change with zoom or downsampling; a zoom
 // asks the server for that range at full detail.
@@ -10,7 +11,16 @@ import { downloadUrl } from './api.js';
 import { TagCard } from './card.js';
 import { el } from './dom.js';
 import { AXES, MAX_SMOOTHING } from './state.js';
-import { CardWatch, Colours, TagFilter, removeRun, runsBeside, toolbar } from './views.js';
+import {
+  CardWatch,
+  Colours,
+  ShownNote,
+  TagFilter,
+  removeRun,
+  runsBeside,
+  shownRuns,
+  toolbar,
+} from './views.js';
 
 const AXIS_LABELS = { step: 'Step', relative: 'Relative', wall: 'Wall time' };
 const SMOOTHING_COMMIT_MS = 200; // the slider refetches at most this often while dragged
@@ -24,6 +34,7 @@ export class ScalarsView {
     this.cards = new Map(); // tag -> TagCard
     this.colours = new Colours();
     this.signature = '';
+    this.shown = shownRuns([], this.meta, 'scalar'); // the runs shown (#rebuild)
     this.watch = new CardWatch(200, (element) => this.cards.get(element.dataset.tag));
     this.#build(root);
     this.#syncControls(store.state);
@@ -34,15 +45,16 @@ export class ScalarsView {
   setRuns(data, force = false) {
     this.meta = new Map(data.runs.map((run) => [run.id, run]));
     this.loaded = true;
-    if (this.#signature() === this.signature && !force) return;
-    this.#rebuild();
+    const shown = this.#shownRuns();
+    if (this.#signature(shown) === this.signature && !force) return;
+    this.#rebuild(shown);
     this.#reloadVisible();
   }
 
   /** What a card needs to load: the runs, the axis settings and the tag's zoom. */
   context(tag) {
-    const { runs, axis, smoothing, log, zoom } = this.store.state;
-    return { runs, axis, smoothing, log, zoom: zoom[tag], style: this.style };
+    const { axis, smoothing, log, zoom } = this.store.state;
+    return { runs: this.shown.runs, axis, smoothing, log, zoom: zoom[tag], style: this.style };
   }
 
   /** The user zoomed the chart of `tag` ({x, y}: null where that axis shows everything). */
@@ -111,6 +123,7 @@ export class ScalarsView {
     this.json = link('JSON');
     this.runList = el('ul', { class: 'run-legend' });
     this.editLink = el('a', { class: 'link', text: 'Edit selection' });
+    this.shownNote = new ShownNote(this.store, 'scalars');
     this.grid = el('div', { class: 'card-grid' });
     this.message = el('p', { class: 'empty-note', hidden: true });
     root.append(
@@ -130,6 +143,7 @@ export class ScalarsView {
       runsBeside(
         this.runList,
         this.editLink,
+        this.shownNote.element,
         el('div', { class: 'cards' }, this.message, this.grid),
       ),
     );
@@ -171,21 +185,29 @@ export class ScalarsView {
     this.resetAll.disabled = !Object.keys(state.zoom).length;
   }
 
-  /** What, of the data, decides the cards and their curves. */
-  #signature() {
+  /** The runs to show now: the selection, or the most recent runs with scalars. */
+  #shownRuns() {
+    return shownRuns(this.store.state.runs, this.meta, 'scalar');
+  }
+
+  /** What, of the data, decides the cards and their curves (`shown`: the runs shown). */
+  #signature(shown) {
     return JSON.stringify(
-      this.store.state.runs.map((id) => {
+      shown.runs.map((id) => {
         const run = this.meta.get(id);
-        return run && [run.updated, run.points, run.status, run.tags.scalar, run.ranks];
+        return [id, run && [run.updated, run.points, run.status, run.tags.scalar, run.ranks]];
       }),
     );
   }
 
   /** Rebuild the run legend and the set of cards (kept where their tag still shows). */
-  #rebuild() {
-    this.signature = this.#signature();
-    const { runs, tags: filter } = this.store.state;
+  #rebuild(shown = this.#shownRuns()) {
+    this.shown = shown;
+    this.signature = this.#signature(shown);
+    const { runs } = shown;
+    const { tags: filter } = this.store.state;
     this.colours.assign(runs, this.meta);
+    this.shownNote.update(shown);
     this.#renderRunLegend(runs);
     const all = new Set();
     for (const id of runs) for (const tag of this.meta.get(id)?.tags.scalar ?? []) all.add(tag);
@@ -204,7 +226,7 @@ export class ScalarsView {
       this.grid.append(card.element); // in tag order (moving an element keeps its chart)
     }
     this.#updateLinks();
-    this.#showMessage(runs, all.size, tags.length);
+    this.#showMessage(shown, all.size, tags.length);
   }
 
   #renderRunLegend(runs) {
@@ -219,7 +241,7 @@ export class ScalarsView {
             style: `background:${this.style(id, rank).colour}`,
           }),
         );
-        const remove = removeRun(this.store, id);
+        const remove = removeRun(this.store, id, runs);
         const name = el('span', { class: 'run-name', title: id, text: id });
         const note =
           this.loaded && !run
@@ -233,16 +255,16 @@ export class ScalarsView {
   }
 
   #updateLinks() {
-    const { runs } = this.store.state;
+    const { runs } = this.shown;
     this.csv.href = downloadUrl(runs, this.shownTags, 'csv');
     this.json.href = downloadUrl(runs, this.shownTags, 'json');
     for (const card of this.cards.values()) card.setRuns(runs);
   }
 
-  #showMessage(runs, tagCount, shownCount) {
+  #showMessage(shown, tagCount, shownCount) {
     let text = '';
-    if (!runs.length) text = 'No runs selected. Pick runs to compare on the Runs page.';
-    else if (!this.loaded) text = 'Loading…';
+    if (!this.loaded) text = 'Loading…';
+    else if (!shown.runs.length) text = 'No run has recorded scalars yet.';
     else if (!tagCount) text = 'The selected runs have no scalars yet.';
     else if (!shownCount) text = 'No tag matches the filter.';
     this.message.textContent = text;

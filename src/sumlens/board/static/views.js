@@ -2,10 +2,15 @@
 // the Images, Histograms and Tensors views (pluginview.js).
 //
 // Each has a colour per series (a run, or a rank of a distributed run), a tag filter in its
-// toolbar (the `tags` regular expression, one for every view), a sidebar listing the
-// selected runs beside its cards, and cards that draw only while on screen.
+// toolbar (the `tags` regular expression, one for every view), a sidebar listing the runs
+// shown beside its cards, and cards that draw only while on screen. The runs shown are the
+// selected ones; while none is selected, the most recently updated runs that hold the
+// view's data (shownRuns), as TensorBoard shows every run, and the sidebar says so.
 
-import { compileRegex, el, plural } from './dom.js';
+import { compileRegex, el, formatCount, plural } from './dom.js';
+
+const DEFAULT_RUNS = 10; // runs shown while none is selected (the most recent ones)
+const collator = new Intl.Collator('en', { numeric: true });
 
 export const PALETTE = [
   '#1a73e8', '#e8710a', '#12b5cb', '#e52592', '#7cb342',
@@ -70,16 +75,74 @@ export class TagFilter {
   }
 }
 
+/**
+ * The runs a view shows: `selected` (state.runs) when any is, else the DEFAULT_RUNS most
+ * recently updated runs of `meta` (run id -> /runs entry) holding `plugin` data, by name.
+ * One pass over the listing and no request: 10,000 runs listed still show 10 (`among`
+ * says how many could have been). `implicit`: nothing was selected.
+ */
+export function shownRuns(selected, meta, plugin) {
+  if (selected.length) return { runs: selected, implicit: false, among: selected.length };
+  const newest = []; // at most DEFAULT_RUNS entries, most recent first
+  let among = 0;
+  for (const run of meta.values()) {
+    if (!run.tags[plugin]?.length) continue;
+    among += 1;
+    if (newest.length === DEFAULT_RUNS && !newer(run, newest[newest.length - 1])) continue;
+    let at = newest.length;
+    while (at > 0 && newer(run, newest[at - 1])) at -= 1;
+    newest.splice(at, 0, run);
+    if (newest.length > DEFAULT_RUNS) newest.pop();
+  }
+  const runs = newest.map((run) => run.id).sort(collator.compare);
+  return { runs, implicit: true, among };
+}
+
+/** Whether run `a` was updated after `b` (the same time: the first by name). */
+function newer(a, b) {
+  return a.updated !== b.updated ? a.updated > b.updated : collator.compare(a.id, b.id) < 0;
+}
+
+/**
+ * The sidebar's line saying which runs are shown while none is selected, with a link to
+ * the Runs page to choose others (hidden while runs are selected).
+ */
+export class ShownNote {
+  constructor(store, noun) {
+    this.store = store;
+    this.noun = noun; // what the view shows ("scalars", "images")
+    this.text = el('span');
+    this.link = el('a', { class: 'link', text: 'Choose runs' });
+    this.element = el('p', { class: 'shown-note', hidden: true }, this.text, ' ', this.link);
+  }
+
+  /** Say what `shown` (a shownRuns answer) is. */
+  update(shown) {
+    const { runs, implicit, among } = shown;
+    this.element.hidden = !implicit || !runs.length;
+    if (this.element.hidden) return;
+    const what = `runs with ${this.noun}`;
+    const which =
+      runs.length === among
+        ? among === 1
+          ? `the only run with ${this.noun}`
+          : `all ${formatCount(among)} ${what}`
+        : `the ${runs.length} most recently updated of ${formatCount(among)} ${what}`;
+    this.text.textContent = `No runs selected: showing ${which}.`;
+    this.link.setAttribute('href', this.store.href({ view: 'runs' }));
+  }
+}
+
 /** A view's toolbar. */
 export function toolbar(...children) {
   return el('div', { class: 'toolbar' }, ...children);
 }
 
 /**
- * The sidebar of the selected runs (`runList`, under a heading with `editLink` to the Runs
- * page) beside `cards`, the element holding a view's cards.
+ * The sidebar of the runs shown (`runList`, under a heading with `editLink` to the Runs
+ * page, then `note`, a ShownNote's element) beside `cards`, the element holding the cards.
  */
-export function runsBeside(runList, editLink, cards) {
+export function runsBeside(runList, editLink, note, cards) {
   return el(
     'div',
     { class: 'scalars-body' },
@@ -87,21 +150,25 @@ export function runsBeside(runList, editLink, cards) {
       'aside',
       { class: 'sidebar' },
       el('div', { class: 'sidebar-head' }, el('h2', { text: 'Runs' }), editLink),
+      note,
       runList,
     ),
     cards,
   );
 }
 
-/** The button of the sidebar that takes run `id` out of the selection. */
-export function removeRun(store, id) {
+/**
+ * The button of the sidebar that takes run `id` out of the view: the runs `shown` but it
+ * become the selection (so one of the runs shown while none was selected can go too).
+ */
+export function removeRun(store, id, shown) {
   return el('button', {
     class: 'icon-button',
     type: 'button',
-    title: 'Remove from the selection',
+    title: 'Remove from the view',
     'aria-label': `Remove ${id}`,
     text: '×',
-    onclick: () => store.set({ runs: store.state.runs.filter((r) => r !== id) }),
+    onclick: () => store.set({ runs: shown.filter((r) => r !== id) }),
   });
 }
 
