@@ -16,11 +16,27 @@ run kernels calls it before those threads start.
 Compiling takes seconds (about 5 s for the writer's kernels, 20 s for the reader's), and a
 training step must never wait for it. A :class:`KernelSet` gets a module's kernels ready
 in the background, and its callers take their plain numpy/protobuf path until
-:meth:`KernelSet.ready` says so. With an empty cache the compiling happens in a child
-process at low priority (numba's compiler is Python code holding the GIL for seconds: in a
-thread it would stall the training thread's every GIL hand-off); once the child has filled
-the cache, a thread loads the kernels from it (a fraction of a second). A stamp file in the
-cache, keyed by the versions and the kernels' source, lets later processes skip the child.
+:meth:`KernelSet.ready` says so. A stamp file in the cache, keyed by the versions and the
+kernels' source, says the cache holds them; with the stamp, a thread loads them from the
+cache (a fraction of a second), and a read-only cache that holds them serves as well.
+
+Without the stamp, one process per cache compiles at a time: the one that takes the
+cache's lock file (``sumlens-compile.lock``, an OS lock the system drops when its holders
+end, so it is never stale) compiles in a child process at low priority (numba's compiler
+is Python code holding the GIL for seconds: in a thread it would stall the training
+thread's every GIL hand-off), and the child writes the stamp once it has filled the cache.
+Every other process keeps its plain path and looks again every :data:`POLL_INTERVAL`
+seconds; when the stamp appears it loads the kernels, and when the lock is free without a
+stamp (its holder died) it takes the lock and compiles in turn. Many processes starting
+together (ranks of one job, a sweep, a crashing job restarted over and over) so cost one
+compile, not one each. On POSIX the child shares its parent's hold on the lock (one open
+file), so the lock lasts exactly as long as either of them; and the child ends when its
+parent ends (it watches a pipe from the parent and exits at end of file), so a killed
+parent leaves no compile behind. A process that ends before the compile does ends it too,
+but numba has cached every kernel compiled by then, and the next compile goes on from
+there. A process forked from a parent drops its copies of the lock and the pipe. If the
+child fails, its parent says so once and compiles in-process, still holding the lock; if
+the cache cannot be locked at all, the process says so once and compiles in-process.
 """
 
 from __future__ import annotations
@@ -31,9 +47,14 @@ import os
 import platform
 import subprocess
 import sys
+import tempfile
 import threading
+import time
 from importlib import import_module
 from pathlib import Path
+from typing import IO
+
+from filelock import lock_descriptor
 
 
 def default_cache_dir() -> Path:
@@ -73,6 +94,34 @@ def prepare() -> None:
 CHILD_TIMEOUT = 600.0
 """Seconds a compiling child may take before the kernels are compiled in-process instead."""
 
+POLL_INTERVAL = 0.5
+"""Seconds between a waiting process's looks at the stamp and the cache's lock."""
+
+LOCK_NAME = "sumlens-compile.lock"
+"""The lock file in the cache directory that one compiling process holds at a time."""
+
+_CHILD_CODE = """\
+import os, sys, threading
+
+def orphaned():
+    while os.read(0, 512):  # b"" at end of file: the parent has ended
+        pass
+    os._exit(1)
+
+threading.Thread(target=orphaned, daemon=True).start()
+try:
+    os.nice(10)
+except (AttributeError, OSError):
+    pass
+from pathlib import Path
+from sumlens._numba import _call
+_call(sys.argv[1])
+Path(sys.argv[2]).touch()
+"""
+"""What a compiling child runs (``python -c``), with the warm-up target and the stamp path."""
+
+_log = logging.getLogger("sumlens")
+
 
 def _call(target: str) -> None:
     """Import ``module:function`` and call the function."""
@@ -97,6 +146,8 @@ class KernelSet:
         self._done = threading.Event()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
+        self._lock_fd: int | None = None  # this process's hold on the cache's lock
+        self._child_pipe: IO[bytes] | None = None  # whose end tells the child to stop
         os.register_at_fork(after_in_child=self._after_fork)
 
     def ready(self) -> bool:
@@ -139,15 +190,11 @@ class KernelSet:
         try:
             prepare()
             stamp = self.stamp()
-            if not stamp.exists() and self._compile_in_child():
-                try:
-                    stamp.parent.mkdir(parents=True, exist_ok=True)
-                    stamp.touch()
-                except OSError:  # a read-only cache: the next process compiles again
-                    pass
-            _call(self.warm)  # loads from the cache (compiles here if the child could not)
+            if not stamp.exists():
+                self._fill_cache(stamp)
+            _call(self.warm)  # loads from the cache (compiles here what is not there)
         except Exception as err:  # the plain paths go on working: say so once
-            logging.getLogger("sumlens").warning(
+            _log.warning(
                 "the %s kernels could not be compiled (%r); the slower plain path is used",
                 self.name,
                 err,
@@ -157,32 +204,106 @@ class KernelSet:
         finally:
             self._done.set()
 
-    def _compile_in_child(self) -> bool:
-        """Compile into the cache in a low-priority child process; True if it succeeded."""
+    def _fill_cache(self, stamp: Path) -> None:
+        """Return once ``stamp`` exists, compiling in turn with the other processes."""
+        while not stamp.exists():
+            try:
+                locked = self._lock_cache(stamp.parent)
+            except OSError as err:
+                _log.warning(
+                    "the kernel cache %s cannot be locked (%r); the %s kernels are compiled "
+                    "in this process",
+                    stamp.parent,
+                    err,
+                    self.name,
+                )
+                return
+            if not locked:
+                time.sleep(POLL_INTERVAL)
+                continue
+            try:
+                if not stamp.exists() and not self._compile_in_child(stamp):
+                    _call(self.warm)  # still holding the lock: the others keep waiting
+                    stamp.touch()
+            finally:
+                self._unlock_cache()
+
+    def _lock_cache(self, cache: Path) -> bool:
+        """Take the cache's lock without waiting; False if another process holds it."""
+        cache.mkdir(parents=True, exist_ok=True)
+        self._lock_fd = os.open(cache / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o666)
+        try:
+            locked = lock_descriptor(self._lock_fd, blocking=False)
+        except BaseException:
+            self._unlock_cache()
+            raise
+        if not locked:
+            self._unlock_cache()
+        return locked
+
+    def _unlock_cache(self) -> None:
+        """Close this process's hold on the lock; a child sharing it keeps it until it ends."""
+        fd, self._lock_fd = self._lock_fd, None
+        if fd is not None:
+            os.close(fd)
+
+    def _compile_in_child(self, stamp: Path) -> bool:
+        """Fill the cache in a low-priority child that writes ``stamp``; True if it did."""
         package_root = str(Path(__file__).resolve().parent.parent)
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
-        code = (
-            "import os\n"
-            "try:\n    os.nice(10)\nexcept OSError:\n    pass\n"
-            "from sumlens._numba import _call\n"
-            f"_call({self.warm!r})\n"
+        # On POSIX the child shares this process's hold on the lock (one open file).
+        shared = (self._lock_fd,) if os.name == "posix" and self._lock_fd is not None else ()
+        with tempfile.TemporaryFile() as errors:
+            try:
+                child = subprocess.Popen(
+                    [sys.executable, "-c", _CHILD_CODE, self.warm, str(stamp)],
+                    env=env,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.DEVNULL,
+                    stderr=errors,
+                    pass_fds=shared,
+                )
+            except OSError as err:
+                failure: str | None = repr(err)
+            else:
+                failure = self._wait_for(child)
+            if failure is None:
+                return True
+            errors.seek(0)
+            said = errors.read().decode(errors="replace").strip().splitlines()
+        _log.warning(
+            "compiling the %s kernels in a child process failed (%s%s); they are compiled "
+            "in this process",
+            self.name,
+            failure,
+            f": {said[-1]}" if said else "",
         )
+        return False
+
+    def _wait_for(self, child: subprocess.Popen[bytes]) -> str | None:
+        """Wait for the compiling child; None if it succeeded, else how it failed."""
+        self._child_pipe = child.stdin
         try:
-            done = subprocess.run(
-                [sys.executable, "-c", code],
-                env=env,
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                timeout=CHILD_TIMEOUT,
-                check=False,
-            )
-        except (OSError, subprocess.SubprocessError):
-            return False
-        return done.returncode == 0
+            code = child.wait(CHILD_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+            return f"still compiling after {CHILD_TIMEOUT:.0f} s"
+        finally:
+            self._child_pipe = None
+            if child.stdin is not None:
+                child.stdin.close()
+        return None if code == 0 else f"exit status {code}"
 
     def _after_fork(self) -> None:
-        """A forked child has no background thread: it starts its own if it needs one."""
+        """A forked child has no background thread and holds no lock or child of its parent."""
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+        if self._child_pipe is not None:
+            self._child_pipe.close()
+            self._child_pipe = None
         if not self._ready.is_set():
             self._thread = None
             self._done = threading.Event()
@@ -195,4 +316,4 @@ def _numpy_version() -> str:
     return numpy.__version__
 
 
-__all__ = ["CHILD_TIMEOUT", "KernelSet", "numba", "prepare"]
+__all__ = ["CHILD_TIMEOUT", "LOCK_NAME", "POLL_INTERVAL", "KernelSet", "numba", "prepare"]
