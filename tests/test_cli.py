@@ -60,6 +60,24 @@ def test_read_a_directory_without_event_files_is_one_line(tmp_path: Path) -> Non
     _assert_one_line_error(_read_cli(tmp_path), tmp_path, "directory with no event files")
 
 
+def test_read_a_base_directory_lists_its_runs(golden_dir: Path, tmp_path: Path) -> None:
+    """Runs in sub-directories are named, with how to read one (not "no event files")."""
+    import shutil
+
+    base = tmp_path / "base dir"
+    shutil.copytree(golden_dir, base / "golden")
+    out = _read_cli(base)
+    assert out.returncode == 0 and out.stderr == "", out.stderr
+    lines = out.stdout.splitlines()
+    assert "3 runs below it" in lines[0] and repr(str(base)) in lines[0]
+    assert [line.split()[0] for line in lines[1:4]] == [
+        "./golden/all_plugins",
+        "./golden/collector",
+        "./golden/landscape",
+    ]
+    assert lines[-1] == f"read one with: sumlens read '{base}/golden/all_plugins'"
+
+
 def test_read_a_file_that_is_not_an_event_file_is_one_line(tmp_path: Path) -> None:
     other = tmp_path / "weights.bin"
     other.write_bytes(bytes(range(256)) * 20)

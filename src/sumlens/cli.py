@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,17 +23,22 @@ if TYPE_CHECKING:
     from sumlens.board.settings import BoardSettings
 
 
+RUNS_LISTED = 20
+"""Runs ``sumlens read BASE_DIR`` names before it says how many more there are."""
+
+
 def _read(path: str) -> int:
-    """Print what ``path`` holds; a path that can't be read is one line on stderr, exit 1."""
+    """Print what ``path`` holds; a path that can't be read is one line on stderr, exit 1.
+
+    A base directory whose runs are in sub-directories gets the list of its runs and how
+    to read one.
+    """
     from sumlens.io.describe import describe  # keep `sumlens --version` instant
     from sumlens.io.reader import NotAnEventFileError, resolve_files
 
     try:
         if not resolve_files(path):
-            return _fail(
-                f"{path!r} is a directory with no event files (MindSpore summary/lineage "
-                "files, or TensorBoard tfevents files)"
-            )
+            return _list_runs(path)
         text = describe(path)
     except NotAnEventFileError as err:
         return _fail(str(err))
@@ -41,6 +47,25 @@ def _read(path: str) -> int:
             return _fail(str(err))
         return _fail(f"{os.fspath(err.filename)!r}: {err.strerror}")
     print(text)
+    return 0
+
+
+def _list_runs(path: str) -> int:
+    """Name the runs below a directory that holds no event file itself (exit 1 if none)."""
+    from sumlens.board.discover import discover
+
+    runs = list(discover(Path(path)).runs.values())
+    if not runs:
+        return _fail(
+            f"{path!r} is a directory with no event files (MindSpore summary/lineage "
+            "files, or TensorBoard tfevents files), nor any below it"
+        )
+    print(f"{path!r} holds no event files itself; {len(runs)} runs below it:")
+    for run in runs[:RUNS_LISTED]:
+        print(f"  {run.id}  ({len(run.files)} event file{'s' if len(run.files) != 1 else ''})")
+    if len(runs) > RUNS_LISTED:
+        print(f"  ... and {len(runs) - RUNS_LISTED} more")
+    print(f"read one with: sumlens read {shlex.quote(os.path.join(path, runs[0].id[2:]))}")
     return 0
 
 
@@ -189,8 +214,8 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _export(args: argparse.Namespace) -> int:
     """Write the scalars of many runs to one CSV, JSON or Parquet file."""
-    from sumlens.board.export import export_runs
-    from sumlens.board.query import QueryError
+    from sumlens.board.export import FORMATS, SUFFIXES, export_runs, format_of
+    from sumlens.board.query import QueryError, compile_pattern
     from sumlens.board.settings import BoardSettings, BoardSettingsError
 
     try:
@@ -200,8 +225,16 @@ def _export(args: argparse.Namespace) -> int:
             raise BoardSettingsError(
                 f"-o {args.output!r}: the folder {str(out.parent)!r} does not exist"
             )
+        fmt = args.format or format_of(out)
+        if fmt is None:
+            raise BoardSettingsError(
+                f"-o {args.output!r}: its suffix does not say the format (known: "
+                f"{', '.join(SUFFIXES)}); add --format {' or '.join(FORMATS)}"
+            )
+        compile_pattern("--runs", args.runs)  # checked here, named as the user typed them
+        compile_pattern("--tags", args.tags)
         runs, series = export_runs(
-            settings.base_dir, settings.workspace, out, args.format, args.runs, args.tags
+            settings.base_dir, settings.workspace, out, fmt, args.runs, args.tags
         )
     except (BoardSettingsError, QueryError) as err:
         return _fail(str(err), "export")
@@ -248,7 +281,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     base.add_argument("--logdir", dest="base_dir", metavar="DIR", help="the same")
     export.add_argument("--runs", metavar="REGEX", help="runs whose id matches (default: all)")
     export.add_argument("--tags", metavar="REGEX", help="tags that match (default: all)")
-    export.add_argument("--format", choices=("csv", "json", "parquet"), required=True)
+    export.add_argument(
+        "--format",
+        choices=("csv", "json", "parquet"),
+        help="default: from the suffix of -o (.csv, .json, .parquet or .pq)",
+    )
     export.add_argument("-o", "--output", metavar="FILE", required=True)
     export.add_argument(
         "--workspace", metavar="DIR", help="where the column cache lives (default ~/.sumlens)"

@@ -64,3 +64,26 @@ def test_pick_keeps_bucket_extremes_and_ends() -> None:
     assert np.nanargmax(finite) in chosen and np.nanargmin(finite) in chosen
     np.testing.assert_array_equal(pick(steps, values, 500), chosen)  # deterministic
     np.testing.assert_array_equal(pick(steps[:300], values[:300], 500), np.arange(300))
+
+
+@pytest.mark.parametrize("points", [2, 3, 4, 5, 6, 7])
+def test_pick_with_a_few_points(points: int) -> None:
+    """tsdownsample needs two buckets besides the ends; fewer points are one bucket."""
+    steps = np.arange(1000, dtype=np.int64)
+    values = np.sin(steps / 40.0)
+    values[300], values[700] = 5.0, -9.0  # the spikes: -9 is further outside the ends
+    chosen = pick(steps, values, points)
+    assert 2 <= chosen.size <= points and chosen[0] == 0 and chosen[-1] == 999
+    assert np.all(np.diff(chosen) > 0)
+    if points >= 3:
+        assert 700 in chosen
+    if points >= 4:
+        assert 300 in chosen
+    values[500] = np.nan  # a gap stands for its bucket, as in tsdownsample's NaN-aware min-max
+    if points in (3, 4, 5):
+        assert 500 in pick(steps, values, points)
+
+
+def test_pick_refuses_fewer_than_two_points() -> None:
+    with pytest.raises(ValueError, match="points=1"):
+        pick(np.arange(10), np.zeros(10), 1)

@@ -10,6 +10,7 @@ import pytest
 from board_helpers import write_run
 
 from sumlens import SummaryRecord
+from sumlens._proto import summary_pb2
 from sumlens.board.loader import Loader
 from sumlens.board.store import POINT
 from sumlens.io import encode_record, read_scalars
@@ -61,6 +62,35 @@ def test_runs_at_any_depth_both_formats(base: Path, workspace: Path, golden_dir:
     # MindSpore writes each epoch's last step twice: the second replaces the first
     expected = read_scalars(golden_dir / "collector")["loss/auto"]
     assert _steps(loader, "./golden", "loss/auto") == sorted(set(expected[0].tolist()))
+    loader.stop()
+
+
+def test_links_to_runs_are_followed_each_run_once(base: Path, tmp_path: Path) -> None:
+    """A folder of links to the runs one compares (as TensorBoard users build): links to
+    directories are followed like links to files, a link back up ends there, and a
+    directory reached by two names is listed once, under the first the walk meets
+    (breadth-first, in name order)."""
+    outside = tmp_path / "elsewhere"
+    write_run(outside / "a", range(1, 4))
+    write_run(outside / "b", range(1, 6))
+    write_run(outside / "files", range(1, 3))
+    (base / "compare").mkdir()
+    (base / "compare" / "a").symlink_to(outside / "a", target_is_directory=True)
+    (base / "compare" / "b1").symlink_to(outside / "b", target_is_directory=True)
+    (base / "compare" / "b2").symlink_to(outside / "b", target_is_directory=True)
+    (base / "compare" / "up").symlink_to(base, target_is_directory=True)  # a loop
+    (base / "compare" / "broken").symlink_to(tmp_path / "nothing", target_is_directory=True)
+    (base / "file_links").mkdir()
+    for event_file in (outside / "files").iterdir():
+        (base / "file_links" / event_file.name).symlink_to(event_file)
+    write_run(base / "real" / "c", range(1, 3))
+    (base / "alias_of_c").symlink_to(base / "real" / "c", target_is_directory=True)
+    loader = Loader(base, tmp_path / "ws")
+    loader.poll()
+    runs = _runs(loader)
+    assert sorted(runs) == ["./alias_of_c", "./compare/a", "./compare/b1", "./file_links"]
+    assert [runs[name]["points"] for name in sorted(runs)] == [2, 3, 5, 2]
+    assert not loader.truncated
     loader.stop()
 
 
@@ -145,7 +175,13 @@ def test_a_damaged_record_is_counted_and_skipped(base: Path, workspace: Path) ->
     loader = _loader(base, workspace)
     loader.poll()
     summary = _runs(loader)["./run"]
-    assert summary["damage"] == {"corrupt_records": 1, "skipped_bytes": 0, "unreadable_files": 1}
+    assert summary["damage"] == {
+        "corrupt_records": 1,
+        "skipped_bytes": 0,
+        "unreadable_files": 1,
+        "damaged_values": 0,
+        "unreadable_directory": None,
+    }
     assert _steps(loader, "./run") == [1, 2, 3, 4, 6, 7, 8, 9, 10]
     loader.stop()
 
@@ -162,6 +198,66 @@ def test_a_resumed_run_drops_the_replaced_points(base: Path, workspace: Path) ->
     summary = _runs(loader)["./run"]
     assert summary["stale_points_dropped"] == 40 and summary["restarts"] == 1
     assert not summary["several_trainings"]
+    loader.stop()
+
+
+def test_untouched_mindspore_runs_replace_nothing(
+    base: Path, tmp_path: Path, golden_dir: Path
+) -> None:
+    """MindSpore writes each epoch's last step twice, with the same values: no restart,
+    nothing replaced (the run list showed 10-20 "replaced points" per golden run)."""
+    shutil.copytree(golden_dir, base / "golden")
+    for engine in ("python", "numba"):
+        loader = _loader(base, tmp_path / engine, engine)
+        loader.poll()
+        for run in loader.runs():
+            assert (run["stale_points_dropped"], run["restarts"]) == (0, 0), (engine, run["id"])
+        assert _steps(loader, "./golden/landscape", "loss/auto") == list(range(1, 9))
+        (kept,) = loader.samples("./golden/landscape", "histogram", "fc1.bias/auto")
+        assert kept.items["step"].tolist() == list(range(1, 9))
+        loader.stop()
+
+
+def _step_record(step: int, loss: float, weights: list[int]) -> bytes:
+    event = summary_pb2.Event(step=step, wall_time=1000.0 + step)
+    event.summary.value.add(tag="loss", scalar_value=loss)
+    histogram = event.summary.value.add(tag="w").histogram
+    for left, count in enumerate(weights):
+        histogram.buckets.add(left=float(left), width=1.0, count=count)
+    histogram.count, histogram.min, histogram.max = sum(weights), 0.0, float(len(weights))
+    return encode_record(event.SerializeToString())
+
+
+def test_a_step_written_again_with_other_values_replaces_the_first(
+    base: Path, workspace: Path
+) -> None:
+    """The same step written again: unchanged, it is left out; changed (a resume that
+    rewrites the last step), it replaces the first and is counted."""
+    run = base / "run"
+    run.mkdir()
+    path = run / summary_file_name(1000, rank=0, host="h")
+    path.write_bytes(
+        _step_record(1, 1.0, [1, 2])
+        + _step_record(2, 0.5, [2, 2])
+        + _step_record(2, 0.5, [2, 2])  # written again, unchanged
+        + _step_record(3, 0.25, [3, 1])
+    )
+    loader = _loader(base, workspace)
+    loader.poll()
+    summary = _runs(loader)["./run"]
+    assert (summary["stale_points_dropped"], summary["restarts"]) == (0, 0)
+    with open(path, "ab") as handle:  # in a later read: the last step again, then changed
+        handle.write(_step_record(3, 0.25, [3, 1]) + _step_record(3, 0.375, [1, 3]))
+    loader.poll()
+    (ref,) = loader.series("./run")
+    points = loader.points(ref)
+    assert points["step"].tolist() == [1, 2, 3] and points["value"].tolist() == [1.0, 0.5, 0.375]
+    (kept,) = loader.samples("./run", "histogram", "w")
+    assert kept.items["step"].tolist() == [1, 2, 3]
+    newest = loader.value(kept, 2)
+    assert newest is not None and newest.value.counts.tolist() == [1, 3]
+    summary = _runs(loader)["./run"]
+    assert (summary["stale_points_dropped"], summary["restarts"]) == (2, 0)  # loss and w
     loader.stop()
 
 

@@ -183,8 +183,9 @@ def test_messages_as_json(served) -> None:
 
 
 def test_a_damaged_histogram_is_counted_not_dropped(tmp_path: Path) -> None:
-    """Values are indexed unconverted: a histogram whose buckets do not match its limits is
-    listed, then said to be unreadable when the view reads it back; the others are shown."""
+    """Values are indexed unconverted: a histogram with a negative bucket count is listed
+    (only its values show the damage), then said to be unreadable when the view reads it
+    back, and counted in the run's damage; the others are shown."""
     run = tmp_path / "base" / "crafted"
     run.mkdir(parents=True)
     with RecordWriter(run / "events.out.tfevents.1700000000.crafted") as writer:
@@ -195,7 +196,7 @@ def test_a_damaged_histogram_is_counted_not_dropped(tmp_path: Path) -> None:
             histo = event.summary.value.add(tag="w").histo
             histo.min, histo.max, histo.num, histo.sum = 0.0, 2.0, 3.0, 3.0
             histo.bucket_limit.extend([1.0, 2.0])
-            histo.bucket.extend([1.0, 2.0] if step != 2 else [3.0])  # step 2: one count short
+            histo.bucket.extend([1.0, 2.0] if step != 2 else [4.0, -1.0])  # step 2: damaged
             writer.write(event.SerializeToString())
     settings = BoardSettings.create(tmp_path / "base", port=free_port(), workspace=tmp_path / "ws")
     with running_server(settings) as url:
@@ -205,5 +206,7 @@ def test_a_damaged_histogram_is_counted_not_dropped(tmp_path: Path) -> None:
         listed = get_json(f"{url}/api/v1/samples?run=./crafted&plugin=histogram&tag=w")
         assert listed["series"][0]["step"] == [1, 2, 3]
         (series,) = get_json(f"{url}/api/v1/histograms?run=./crafted&tag=w")["series"]
+        (run_listed,) = get_json(url + "/api/v1/runs")["runs"]
     assert [h["step"] for h in series["histograms"]] == [1, 3]
     assert series["unreadable"] == 1
+    assert run_listed["damage"]["damaged_values"] == 1

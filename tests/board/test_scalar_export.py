@@ -16,6 +16,8 @@ from board_helpers import free_port, running_server, wait_until, write_run
 from sumlens.board.settings import BoardSettings
 from sumlens.cli import main
 
+FORMULA_TAG = '=HYPERLINK("http://evil.example","click")'
+
 
 @pytest.fixture(scope="module")
 def base(tmp_path_factory: pytest.TempPathFactory, golden_dir: Path) -> Path:
@@ -23,6 +25,7 @@ def base(tmp_path_factory: pytest.TempPathFactory, golden_dir: Path) -> Path:
     write_run(path / "exp" / "a", range(1, 301), tags=("loss", "acc"))
     write_run(path / "exp" / "b", range(1, 201), fmt="tensorboard", tags=("loss", "lr"))
     write_run(path / 'other, "quoted"', range(1, 4))
+    write_run(path / "@formula", range(1, 4), tags=(FORMULA_TAG,), value=lambda tag, step: -0.5)
     shutil.copytree(golden_dir / "collector", path / "golden")
     return path
 
@@ -101,12 +104,66 @@ def test_names_that_need_quoting_survive_csv(base: Path, tmp_path: Path) -> None
     assert {r["run"] for r in rows} == {'./other, "quoted"'} and len(rows) == 3
 
 
+def _formula_rows(text: str) -> list[dict[str, str]]:
+    rows = list(csv.DictReader(text.splitlines()))
+    assert rows and all(row["run"] == "./@formula" for row in rows)  # ids start with ./
+    assert all(row["tag"] == "'" + FORMULA_TAG for row in rows)
+    assert all(row["value"] == "-0.5" for row in rows)  # numbers stay numbers
+    return rows
+
+
+def test_csv_text_cells_are_never_formulas(base: Path, tmp_path: Path) -> None:
+    """Tags (and any text cell) starting with = + - @ get a leading ' (OWASP); values do not."""
+    out = tmp_path / "formula.csv"
+    assert main(["export", "--logdir", str(base), "--runs", "formula", "--format", "csv",
+                 "-o", str(out), "--workspace", str(tmp_path / "ws")]) == 0  # fmt: skip
+    assert len(_formula_rows(out.read_text())) == 3
+    import urllib.parse
+    import urllib.request
+
+    settings = BoardSettings.create(base, port=free_port(), workspace=tmp_path / "api-ws")
+    with running_server(settings) as url:
+        query = urllib.parse.urlencode({"run": "./@formula", "tag": FORMULA_TAG})
+        runs = f"{url}/api/v1/runs"
+        wait_until(lambda: not json.loads(urllib.request.urlopen(runs).read())["loading"])
+        with urllib.request.urlopen(f"{url}/api/v1/scalars/download?{query}") as response:
+            assert len(_formula_rows(response.read().decode())) == 3
+
+
+def test_the_format_comes_from_the_suffix(base: Path, tmp_path: Path) -> None:
+    for suffix, check in ((".csv", "run,rank,tag"), (".JSON", '{"columns"'), (".pq", "PAR1")):
+        out = tmp_path / f"out{suffix}"
+        assert main(["export", "--logdir", str(base), "--runs", "exp/a", "-o", str(out),
+                     "--workspace", str(tmp_path / "ws")]) == 0  # fmt: skip
+        assert out.read_bytes().startswith(check.encode()), suffix
+
+
+def test_an_unknown_suffix_asks_for_the_format(base: Path, tmp_path: Path) -> None:
+    argv = [sys.executable, "-m", "sumlens", "export", "--logdir", str(base), "-o",
+            str(tmp_path / "out.txt"), "--workspace", str(tmp_path / "ws")]  # fmt: skip
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
+    assert "out.txt" in done.stderr and "--format csv or json or parquet" in done.stderr
+
+
+def test_a_backtracking_pattern_exports_in_bounded_time(base: Path, tmp_path: Path) -> None:
+    """Python's re would take hours on this pattern against these tags; RE2 is linear."""
+    out = tmp_path / "none.csv"
+    argv = [sys.executable, "-m", "sumlens", "export", "--logdir", str(base), "--tags",
+            "(.*)*(.*)*(.*)*(.*)*(.*)*(.*)*$x", "-o", str(out), "--workspace",
+            str(tmp_path / "ws"), "--runs", "formula", "--format", "csv"]  # fmt: skip
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert out.read_text() == "run,rank,tag,step,wall_time,value\n"
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
         (["--summary-base-dir", "/nonexistent/dir"], "does not exist"),
-        (["--runs", "(unclosed"], "run_regex='(unclosed'"),
-        (["--tags", "*bad"], "tag_regex='*bad'"),
+        (["--runs", "(unclosed"], "--runs='(unclosed'"),
+        (["--tags", "*bad"], "--tags='*bad'"),
+        (["--tags", r"(a)\1"], "--tags='(a)\\\\1'"),
         (["-o", "/nonexistent/dir/out.csv"], "does not exist"),
     ],
 )

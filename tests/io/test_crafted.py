@@ -24,10 +24,18 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from wire_helpers import tb_tensor_value
+from wire_helpers import tb_tensor_value, varint
 
 from sumlens._proto import summary_pb2, tensorboard_pb2
-from sumlens.io import encode_record, iter_events
+from sumlens.io import (
+    ReadStats,
+    RecordChangedError,
+    encode_record,
+    iter_events,
+    read_events_at,
+    read_file_scalars,
+)
+from sumlens.io.decode import PayloadError
 
 ADDRESS_SPACE_LIMIT = 512 * 2**20
 """Address space of the child that reads the big-allocation cases.
@@ -120,6 +128,42 @@ def tb_fills_beyond_the_record_budget() -> bytes:
     return event.SerializeToString()
 
 
+def ms_image(height: int, width: int) -> bytes:
+    """A MindSpore event holding one image of this declared size."""
+    event = summary_pb2.Event(step=9, wall_time=9.0)
+    image = event.summary.value.add(tag="img").image
+    image.height, image.width, image.colorspace, image.encoded_image = height, width, 3, b"png"
+    return event.SerializeToString()
+
+
+def ms_image_wrapping_to_negative() -> bytes:
+    """An image whose width varint is 2**32 - 5: protobuf reads the int32 as -5."""
+    image = b"\x08\x01\x10" + varint(2**32 - 5) + b"\x18\x03\x22\x03png"
+    value = b"\x0a\x03img" + b"\x22" + varint(len(image)) + image
+    summary = b"\x0a" + varint(len(value)) + value
+    head = summary_pb2.Event(step=9, wall_time=9.0).SerializeToString()
+    return head + b"\x2a" + varint(len(summary)) + summary
+
+
+def ms_histogram(counts: list[int], **totals: int) -> bytes:
+    """A MindSpore event holding one histogram of these bucket counts and totals."""
+    event = summary_pb2.Event(step=9, wall_time=9.0)
+    histogram = event.summary.value.add(tag="h").histogram
+    for left, count in enumerate(counts):
+        histogram.buckets.add(left=float(left), width=1.0, count=count)
+    histogram.count = sum(counts)
+    histogram.min, histogram.max, histogram.sum = 0.0, float(len(counts)), 1.0
+    for name, total in totals.items():
+        setattr(histogram, name, total)
+    return event.SerializeToString()
+
+
+def tb_image(height: int, width: int) -> bytes:
+    value = tensorboard_pb2.Summary.Value(tag="img")
+    value.image.height, value.image.width, value.image.encoded_image_string = height, width, b"x"
+    return tb_value(value)
+
+
 NAN = float("nan")
 CASES: dict[str, tuple[str, Callable[[], bytes]]] = {
     # The cases of the issue, MindSpore and TensorBoard twins.
@@ -159,6 +203,20 @@ CASES: dict[str, tuple[str, Callable[[], bytes]]] = {
         "tensorboard",
         lambda: tb_tensor([3], 7, "images", string_val=[b"9" * 4000, b"1", b"png"]),
     ),
+    # Counts and sizes that are negative (issue 25: shown as nonsense before).
+    "ms_image_negative_width": ("summary", lambda: ms_image(2, -5)),
+    "ms_image_negative_height": ("summary", lambda: ms_image(-1, 2)),
+    "ms_image_width_wrapping_to_negative": ("summary", ms_image_wrapping_to_negative),
+    "ms_histogram_negative_bucket_count": ("summary", lambda: ms_histogram([3, -2, 1])),
+    "ms_histogram_negative_count": ("summary", lambda: ms_histogram([1], count=-1)),
+    "ms_histogram_negative_nan_count": ("summary", lambda: ms_histogram([1], nan_count=-3)),
+    "tb_image_negative_width": ("tensorboard", lambda: tb_image(2, -5)),
+    "tb_histo_negative_bucket": ("tensorboard", lambda: tb_histo([1.0, 2.0], [3.0, -1.0], 2.0)),
+    "tb_histo_negative_num": ("tensorboard", lambda: tb_histo([1.0, 2.0], [1.0, 1.0], -2.0)),
+    "tb_histogram_tensor_negative_count": (
+        "tensorboard",
+        lambda: tb_tensor([1, 3], 2, "histograms", double_val=[0.0, 1.0, -4.0]),
+    ),
     "ms_rejected_after_a_skip": ("summary", ms_rejected_after_a_skip),
     "tb_rejected_after_a_skip": ("tensorboard", tb_rejected_after_a_skip),
 }
@@ -171,6 +229,21 @@ BIG = {
 }
 """Cases whose shapes ask for gigabytes or more (before the fix, numpy's int64 product of
 the dims wrapped to 0 for the overflowing ones): read in the limited child."""
+
+
+FOUND_WHEN_READ_BACK = {
+    "ms_nan_as_int32",
+    "ms_300_as_int8",
+    "tb_nan_as_int32",
+    "tb_half_val_beyond_16_bits",
+    "tb_histogram_tensor_infinite_count",
+    "ms_histogram_negative_bucket_count",
+    "tb_histo_negative_bucket",
+    "tb_histogram_tensor_negative_count",
+}
+"""Cases whose damage only the values show: an indexing read (which does not convert
+histograms and tensors) lists them; reading one back refuses it. Every other case is
+refused by the indexing read itself, which checks shapes, counts and sizes."""
 
 
 def write_case(kind: str, payload: bytes, root: Path) -> tuple[Path, Path]:
@@ -319,3 +392,35 @@ def test_fill_budget_is_per_record(tmp_path: Path) -> None:
         ((1 << 18,), "<f4", 2.5, 2.5)
     ]
     assert (stream.stats.records, stream.stats.corrupt_records) == (3, 1)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_an_indexing_read_refuses_what_it_can_without_values(
+    case: str, tmp_path: Path, scalar_engines: list[str]
+) -> None:
+    """The dashboard indexes values without converting them: the damage it can see
+    without the values is counted then (so the run list shows it), the rest when the
+    value is read back, as damage (not as a file that changed). Both engines agree."""
+    kind, make = CASES[case]
+    crafted, _ = write_case(kind, make(), tmp_path)
+    for engine in scalar_engines:
+        stats = ReadStats()
+        handed: list[tuple[str, int, int]] = []
+        keep = handed.append
+        columns, _ = read_file_scalars(
+            crafted,
+            kind,
+            engine=engine,  # type: ignore[arg-type]
+            stats=stats,
+            other=lambda event, offset, length, keep=keep: keep((event.tag, offset, length)),
+            values=False,
+        )
+        assert columns["loss"][0].tolist() == GOOD_STEPS["file"], engine
+        if case not in FOUND_WHEN_READ_BACK:
+            assert (stats.corrupt_records, handed) == (1, []), engine
+            continue
+        assert stats.corrupt_records == 0 and handed, engine
+        for tag, offset, length in handed:
+            with pytest.raises(PayloadError) as raised:
+                read_events_at(crafted, kind, offset, length, tag)
+            assert not isinstance(raised.value, RecordChangedError), engine

@@ -17,7 +17,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response, StreamingResponse
 
 from sumlens._version import __version__
-from sumlens.board.curves import MAX_POINTS, METHODS, pick, smooth
+from sumlens.board.curves import MAX_POINTS, METHODS, MIN_POINTS, pick, smooth
 from sumlens.board.export import csv_chunks, json_chunks
 from sumlens.board.loader import Loader
 from sumlens.board.query import QueryError, Range, cut, select
@@ -108,7 +108,9 @@ def make_router(loader: Loader, port: int) -> APIRouter:
         run: RunsParam = [],  # noqa: B006
         tag: TagsParam = [],  # noqa: B006
         tag_regex: RegexParam = None,
-        points: Annotated[int, Query(ge=2, le=MAX_POINTS, description="points per series")] = 2000,
+        points: Annotated[
+            int, Query(ge=MIN_POINTS, le=MAX_POINTS, description="points per series")
+        ] = 2000,
         start: StartParam = None,
         end: EndParam = None,
         axis: AxisParam = "step",

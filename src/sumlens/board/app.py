@@ -3,10 +3,13 @@
 * Everything lives under ``url_path_prefix`` (for a reverse proxy); ``/`` redirects there.
 * A request whose ``Host`` is not the bound host, a loopback name or an ``--allowed-hosts``
   entry is refused before any route runs (a page on another site cannot reach the
-  dashboard through DNS rebinding). No CORS headers are ever sent.
+  dashboard through DNS rebinding), and so is one a browser marks ``Sec-Fetch-Site:
+  cross-site`` (a page of another site sending a plain GET, an image or a script tag to
+  the dashboard). No CORS headers are ever sent.
 * Pages are static ES modules from this package; plotly.js comes from the installed
-  ``plotly`` package. Nothing is fetched from the network, and the OpenAPI document is
-  served without the CDN-hosted docs pages FastAPI would add.
+  ``plotly`` package. Both are served gzip-compressed and revalidated by ETag
+  (:mod:`sumlens.board.static_assets`). Nothing is fetched from the network, and the
+  OpenAPI document is served without the CDN-hosted docs pages FastAPI would add.
 * The loader runs for the application's lifetime (started and stopped by its lifespan).
 """
 
@@ -19,8 +22,7 @@ from pathlib import Path
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, JSONResponse, RedirectResponse
-from fastapi.staticfiles import StaticFiles
+from fastapi.responses import JSONResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sumlens._version import __version__
@@ -28,11 +30,12 @@ from sumlens.board.api import make_router
 from sumlens.board.graph_api import make_graph_router
 from sumlens.board.landscape_api import make_landscape_router
 from sumlens.board.lineage_api import make_lineage_router
-from sumlens.board.loader import Loader
+from sumlens.board.loader import Loader, ValueUnreadable
 from sumlens.board.mindinsight_api import make_mindinsight_router
 from sumlens.board.plugin_api import NotFound, make_plugin_router
-from sumlens.board.query import QueryError
+from sumlens.board.query import PatternError, QueryError
 from sumlens.board.settings import BoardSettings
+from sumlens.board.static_assets import AssetCache, static_file
 
 STATIC_DIR = Path(str(resources.files("sumlens.board") / "static"))
 
@@ -54,9 +57,12 @@ _HEADERS = [(b"x-content-type-options", b"nosniff"), (b"x-frame-options", b"DENY
 
 
 class HostGuard:
-    """Refuse requests whose ``Host`` header names a host the server does not answer to.
+    """Refuse requests whose ``Host`` header names a host the server does not answer to, and
+    those a browser sent for a page of another site (``Sec-Fetch-Site: cross-site``).
 
-    Also marks every response ``nosniff`` and not to be framed by other sites.
+    ``same-origin``, ``same-site``, ``none`` (typed in the address bar) and no header at all
+    (curl, scripts) pass. Also marks every response ``nosniff`` and not to be framed by
+    other sites.
     """
 
     def __init__(self, app: ASGIApp, accepted: frozenset[str]) -> None:
@@ -74,6 +80,16 @@ class HostGuard:
             )
             await response(scope, receive, send)
             return
+        if _header(scope, b"sec-fetch-site") == "cross-site":
+            response = JSONResponse(
+                {
+                    "detail": "a page of another site may not use the dashboard "
+                    "(Sec-Fetch-Site: cross-site); open the dashboard itself"
+                },
+                status_code=403,
+            )
+            await response(scope, receive, send)
+            return
 
         async def send_guarded(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -83,14 +99,21 @@ class HostGuard:
         await self.app(scope, receive, send_guarded)
 
 
-def _host(scope: Scope) -> str:
+def _header(scope: Scope, wanted: bytes) -> str | None:
+    """The first value of header ``wanted`` (lower case), stripped and lowered; None if absent."""
     for name, value in scope.get("headers", ()):
-        if name == b"host":
-            host = value.decode("latin-1").strip().lower()
-            if host.startswith("["):  # [::1]:8080
-                return host[: host.find("]") + 1]
-            return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
-    return ""
+        if name == wanted:
+            return value.decode("latin-1").strip().lower()
+    return None
+
+
+def _host(scope: Scope) -> str:
+    host = _header(scope, b"host")
+    if host is None:
+        return ""
+    if host.startswith("["):  # [::1]:8080
+        return host[: host.find("]") + 1]
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
 
 
 def create_app(settings: BoardSettings, loader: Loader | None = None) -> FastAPI:
@@ -127,8 +150,16 @@ def create_app(settings: BoardSettings, loader: Loader | None = None) -> FastAPI
     app.include_router(make_landscape_router(loader), prefix=prefix)
     app.include_router(make_mindinsight_router(loader), prefix=prefix)
 
+    @app.exception_handler(PatternError)
+    async def bad_pattern(_: Request, err: PatternError) -> JSONResponse:
+        return JSONResponse({"detail": str(err)}, status_code=400)
+
     @app.exception_handler(QueryError)
     async def bad_query(_: Request, err: QueryError) -> JSONResponse:
+        return JSONResponse({"detail": str(err)}, status_code=422)
+
+    @app.exception_handler(ValueUnreadable)
+    async def unreadable_value(_: Request, err: ValueUnreadable) -> JSONResponse:
         return JSONResponse({"detail": str(err)}, status_code=422)
 
     @app.exception_handler(NotFound)
@@ -139,15 +170,28 @@ def create_app(settings: BoardSettings, loader: Loader | None = None) -> FastAPI
     async def bad_parameter(_: Request, err: RequestValidationError) -> JSONResponse:
         return JSONResponse({"detail": _one_line(err)}, status_code=422)
 
-    @app.get(f"{prefix}/static/vendor/plotly.min.js", include_in_schema=False)
-    def plotly_bundle() -> FileResponse:
-        return FileResponse(plotly_js(), media_type="text/javascript")
+    assets = AssetCache()
+    static_root = STATIC_DIR.resolve()
+    static_methods = ["GET", "HEAD"]
 
-    app.mount(f"{prefix}/static", StaticFiles(directory=STATIC_DIR), name="static")
+    @app.api_route(
+        f"{prefix}/static/vendor/plotly.min.js", methods=static_methods, include_in_schema=False
+    )
+    def plotly_bundle(request: Request) -> Response:
+        return assets.response(request, plotly_js())
 
-    @app.get(f"{prefix}/", include_in_schema=False)
-    def index() -> FileResponse:
-        return FileResponse(STATIC_DIR / "index.html", media_type="text/html")
+    @app.api_route(
+        f"{prefix}/static/{{name:path}}", methods=static_methods, include_in_schema=False
+    )
+    def static(request: Request, name: str) -> Response:
+        path = static_file(static_root, name)
+        if path is None:
+            return JSONResponse({"detail": f"no static file {name!r}"}, status_code=404)
+        return assets.response(request, path)
+
+    @app.api_route(f"{prefix}/", methods=static_methods, include_in_schema=False)
+    def index(request: Request) -> Response:
+        return assets.response(request, static_root / "index.html")
 
     if prefix:
 

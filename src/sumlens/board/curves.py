@@ -12,7 +12,10 @@ shown at a step is the same whatever the zoom or the point budget.
 
 The downsample keeps, for each of ``points / 2`` equal-width buckets along x, the points
 of the lowest and highest value (tsdownsample's min-max, NaN-aware), plus the first and
-last point: spikes survive any zoom level, and it is deterministic.
+last point: spikes survive any zoom level, and it is deterministic. Below
+:data:`MIN_BUCKETED` points (tsdownsample needs two buckets besides the ends) the points
+between the ends are one bucket: its lowest and highest (its first NaN when it holds one),
+or with room for one only, the one further outside the ends' range.
 """
 
 from __future__ import annotations
@@ -26,6 +29,10 @@ Method = Literal["ema", "average"]
 METHODS = ("ema", "average")
 MAX_POINTS = 20_000
 """The most points one series may ask for."""
+MIN_POINTS = 2
+"""The fewest: the first and the last."""
+MIN_BUCKETED = 6
+"""The fewest points drawn with two min-max buckets and the ends."""
 
 
 def smooth(values: np.ndarray, weight: float, method: Method = "ema") -> np.ndarray:
@@ -74,11 +81,32 @@ def _exponential(y: np.ndarray, weight: float) -> np.ndarray:
 
 def pick(x: np.ndarray, y: np.ndarray, points: int) -> np.ndarray:
     """Indices (ascending) of at most ``points`` points that keep the curve's extremes."""
+    if points < MIN_POINTS:
+        raise ValueError(f"points={points!r} is too few: give at least {MIN_POINTS}")
     n = x.size
     if n <= points:
         return np.arange(n)
-    buckets_points = max(2, (points - 2) // 2 * 2)
-    chosen = NaNMinMaxDownsampler().downsample(
-        np.ascontiguousarray(x), np.ascontiguousarray(y), n_out=buckets_points
-    )
+    if points < MIN_BUCKETED:
+        chosen = _one_bucket(np.asarray(y, dtype=np.float64), points - 2)
+    else:
+        chosen = NaNMinMaxDownsampler().downsample(
+            np.ascontiguousarray(x), np.ascontiguousarray(y), n_out=(points - 2) // 2 * 2
+        )
     return np.unique(np.concatenate(([0], np.asarray(chosen, dtype=np.int64), [n - 1])))
+
+
+def _one_bucket(y: np.ndarray, room: int) -> np.ndarray:
+    """At most ``room`` indices of the points between the ends of ``y`` (2 or more values)
+    that show its extremes, as one NaN-aware min-max bucket would (see the module doc)."""
+    inner = y[1:-1]
+    if room <= 0 or inner.size == 0:
+        return np.empty(0, dtype=np.int64)
+    gaps = np.flatnonzero(np.isnan(inner))
+    if gaps.size:
+        return gaps[:1] + 1
+    low, high = int(np.argmin(inner)), int(np.argmax(inner))
+    if room >= 2:
+        return np.array([low, high], dtype=np.int64) + 1
+    below = min(y[0], y[-1]) - inner[low]
+    above = inner[high] - max(y[0], y[-1])
+    return np.array([low if below > above else high], dtype=np.int64) + 1

@@ -18,14 +18,27 @@ from typing import Literal
 import numpy as np
 import orjson
 
+from sumlens.board.csv_cells import safe_cell
 from sumlens.board.loader import Loader, SeriesRef
 from sumlens.board.query import Range, cut
 
 Format = Literal["csv", "json", "parquet"]
 FORMATS = ("csv", "json", "parquet")
+SUFFIXES: dict[str, Format] = {
+    ".csv": "csv",
+    ".json": "json",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+}
+"""File name suffixes that say the format (``sumlens export -o x.csv`` needs no --format)."""
 COLUMNS = ("run", "rank", "tag", "step", "wall_time", "value")
 BLOCK = 65_536
 """Rows formatted at a time."""
+
+
+def format_of(path: Path) -> Format | None:
+    """The format ``path``'s suffix names (case-insensitive), or None."""
+    return SUFFIXES.get(path.suffix.lower())
 
 
 def series_points(
@@ -38,19 +51,24 @@ def series_points(
 
 
 def csv_chunks(loader: Loader, refs: Sequence[SeriesRef], span: Range) -> Iterator[bytes]:
-    """The selection as CSV with a header line, in blocks of bytes."""
+    """The selection as CSV with a header line, in blocks of bytes.
+
+    Run names and tags pass through :func:`~sumlens.board.csv_cells.safe_cell`, so a
+    spreadsheet opening the file never evaluates one as a formula; numbers stay numbers.
+    """
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(COLUMNS)
     yield buffer.getvalue().encode()
     for ref, points in series_points(loader, refs, span):
         rank = "" if ref.rank is None else ref.rank
+        run, tag = safe_cell(ref.run), safe_cell(ref.tag)
         for lo in range(0, points.size, BLOCK):
             block = points[lo : lo + BLOCK]
             buffer.seek(0)
             buffer.truncate()
             writer.writerows(
-                (ref.run, rank, ref.tag, step, repr(wall), repr(value))
+                (run, rank, tag, step, repr(wall), repr(value))
                 for step, wall, value in zip(
                     block["step"].tolist(),
                     block["wall"].tolist(),

@@ -29,7 +29,7 @@ from sumlens.board.landscape_values import (
     landscape_info,
     landscape_json,
 )
-from sumlens.board.loader import Loader, Samples
+from sumlens.board.loader import Loader, Samples, ValueUnreadable
 from sumlens.board.plugin_api import NotFound, pick_series, step_index
 
 PLUGIN = "landscape"
@@ -80,7 +80,7 @@ def _listed(loader: Loader, samples: Samples, index: int) -> dict[str, Any]:
             step_per_epoch=info.step_per_epoch,
         )
         entry["shape"] = landscape_json(message)["shape"]
-    except (NotFound, LandscapeError) as err:
+    except (NotFound, LandscapeError, ValueUnreadable) as err:
         entry["error"] = str(err)
     return entry
 

@@ -18,8 +18,13 @@ Rules, per run:
   resumed from a checkpoint shows one line. A later file that starts at or before where an
   earlier file started marks the run as holding *several trainings* (MindSpore's docs ask
   for one training per directory; MindInsight overlays them silently).
-* **Damage is counted, never fatal**: corrupt records, resynchronised bytes and files with
-  no record are counted per run and shown; an unexpected error marks the run, not the server.
+* **A step written again with the same value is not a restart**: MindSpore writes each
+  epoch's last step twice; the repeat is left out and nothing is counted. Written again
+  with another value, it replaces the first (counted, as a resumed run's points are).
+* **Damage is counted, never fatal**: corrupt records (values whose shape, counts or sizes
+  no value has included), resynchronised bytes, files with no record or that cannot be
+  read, values found damaged when read back, and a run directory that cannot be listed
+  are counted per run and shown; an unexpected error marks the run, not the server.
 
 Reading uses the numba engine once its kernels are loaded; until then (a fresh install
 compiles them for ~20 s in a child process) the python engine reads, with the same
@@ -38,14 +43,16 @@ from typing import Any, Literal
 
 import numpy as np
 
+from sumlens._log import warn_once
 from sumlens.board.discover import Discovery, FoundFile, FoundRun, discover
-from sumlens.board.samples import SAMPLE, SampleBucket
+from sumlens.board.samples import SAMPLE, SampleBucket, same_value
 from sumlens.board.settings import DEFAULT_CAPS
 from sumlens.board.store import POINT, ColumnStore, series_key
 from sumlens.io import (
     Event,
     NotAnEventFileError,
     ReadStats,
+    RecordChangedError,
     fast_engine_cached,
     fast_engine_ready,
     read_events_at,
@@ -85,6 +92,9 @@ class FileState:
     corrupt_records: int = 0
     skipped_bytes: int = 0
     unreadable: bool = False
+    ctime_ns: int = 0
+    read_error: str = ""
+    """Why the file cannot be read now (after it was read: its permissions changed ...)."""
 
 
 @dataclass
@@ -119,6 +129,10 @@ class RunState:
     stale_points_dropped: int = 0
     status: str = "loading"
     error: str | None = None
+    unlisted: str | None = None
+    """Why the run's directory cannot be listed now (its data so far stays shown)."""
+    damaged_values: list[str] = field(default_factory=list)
+    """Values found damaged when read back (``file\0offset\0tag``), each counted once."""
     # sample buckets of the other plugins, saved apart (see ColumnStore.save_states)
     buckets: dict[str, SampleBucket] = field(default_factory=dict)
     changed_buckets: set[str] = field(default_factory=set)
@@ -166,12 +180,24 @@ class RunState:
             "damage": {
                 "corrupt_records": sum(f.corrupt_records for f in self.files.values()),
                 "skipped_bytes": sum(f.skipped_bytes for f in self.files.values()),
-                "unreadable_files": sum(f.unreadable for f in self.files.values()),
+                "unreadable_files": sum(
+                    f.unreadable or bool(f.read_error) for f in self.files.values()
+                ),
+                "damaged_values": len(self.damaged_values),
+                "unreadable_directory": self.unlisted,
             },
             "several_trainings": self.several_trainings,
             "restarts": self.restarts,
             "stale_points_dropped": self.stale_points_dropped,
         }
+
+
+def _unlisted_reason(run_id: str, found: Discovery) -> str | None:
+    """Why the directory of ``run_id`` (or one above it) could not be listed, or None."""
+    for name, reason in found.unlisted.items():
+        if run_id == name or run_id.startswith(name.rstrip("/") + "/"):
+            return reason
+    return None
 
 
 def _group(rank: int | None) -> str:
@@ -186,9 +212,40 @@ def _bucket_name(rank: int | None, plugin: str, tag: str) -> str:
     return f"{_group(rank)}\0{plugin}\0{tag}"
 
 
+def _unchanged_rewrite(
+    before: tuple[Path, str, dict[str, Any]],
+    now: tuple[Path, str],
+    event: Event,
+    offset: int,
+    length: int,
+) -> bool:
+    """Whether ``event`` (its record at ``offset``, ``length`` of file ``now``: path, kind)
+    holds the same value as the kept one ``before`` (its file's path, kind and sample row)
+    at the same step. Both are read back and compared; what cannot be read is not equal."""
+    path, kind, row = before
+    try:
+        old = read_events_at(path, kind, row["offset"], row["length"], event.tag)
+        new = read_events_at(now[0], now[1], offset, length, event.tag)
+    except (OSError, PayloadError):
+        return False
+    olds = [e.value for e in old if e.plugin == event.plugin]
+    news = [e.value for e in new if e.plugin == event.plugin]
+    return len(olds) == len(news) == 1 and same_value(olds[0], news[0])
+
+
+def _seen(state: FileState, file: FoundFile) -> None:
+    """Remember the size and times the walk saw ``file`` with, once it was dealt with."""
+    state.size, state.mtime_ns, state.ctime_ns = file.size, file.mtime_ns, file.ctime_ns
+
+
 def _head(path: Path) -> str:
     with open(path, "rb") as handle:
         return hashlib.sha1(handle.read(HEAD_BYTES)).hexdigest()
+
+
+class ValueUnreadable(Exception):
+    """A kept value that cannot be read back: damaged in its file, or its file cannot be
+    read. The message says which value and why; the run's damage counts it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -354,9 +411,10 @@ class Loader:
     def value(self, samples: Samples, index: int) -> Event | None:
         """The value of ``samples.items[index]``, read back from its event file.
 
-        None when the file no longer holds it (replaced or removed since it was listed) or
-        the value is damaged: values are indexed without being converted, so damage inside
-        one is found here.
+        None when the file no longer holds it (replaced or removed since it was listed).
+        Raises :class:`ValueUnreadable` when the value is damaged (indexing checks what it
+        can without converting values; the rest is found here) or its file cannot be
+        read: either is counted in the run's damage and said once in the log.
         """
         item = samples.items[index]
         with self._lock:
@@ -368,16 +426,46 @@ class Loader:
             path = Path(run.path) / name
         if state is None:
             return None
+        what = f"{samples.tag!r} at step {int(item['step'])} of run {samples.run!r}"
         try:
             events = read_events_at(
                 path, state.kind, int(item["offset"]), int(item["length"]), samples.tag
             )
-        except (OSError, PayloadError):
+        except (FileNotFoundError, RecordChangedError):
             return None
+        except OSError as err:
+            reason = err.strerror or str(err)
+            self._note_read_error(run, state, path, reason)
+            raise ValueUnreadable(f"{what}: its file {name!r} cannot be read ({reason})") from None
+        except PayloadError as err:
+            self._note_damaged_value(run, f"{name}\0{int(item['offset'])}\0{samples.tag}", what)
+            raise ValueUnreadable(f"{what} is damaged in its file {name!r}: {err}") from None
+        if state.read_error:
+            self._note_read_error(run, state, path, "")
         for event in events:
             if event.plugin == samples.plugin and event.tag == samples.tag:
                 return event
         return None
+
+    def _note_read_error(self, run: RunState, state: FileState, path: Path, reason: str) -> None:
+        """Record that a file read before cannot be read now (``reason``), or can again ("")."""
+        with self._lock:
+            if state.read_error == reason:
+                return
+            state.read_error = reason
+            self._dirty.add(run.id)
+            self.version += 1
+        if reason:
+            warn_once(f"read_error:{path}", "cannot read %s: %s", path, reason)
+
+    def _note_damaged_value(self, run: RunState, key: str, what: str) -> None:
+        with self._lock:
+            if key in run.damaged_values:
+                return
+            run.damaged_values.append(key)
+            self._dirty.add(run.id)
+            self.version += 1
+        warn_once(f"damaged:{run.id}\0{key}", "%s is damaged in its file: counted", what)
 
     # ------------------------------------------------------------------ polling
 
@@ -394,6 +482,8 @@ class Loader:
             )
         self.truncated = found.truncated
         changed = self._forget_gone(found)
+        if self._mark_unlisted(found):
+            changed = True
         saved_at = time.monotonic()
         with self._lock:  # every run is listed (as loading) before any is read
             new = [run for run in found.runs.values() if run.id not in self._runs]
@@ -422,8 +512,13 @@ class Loader:
         return changed
 
     def _forget_gone(self, found: Discovery) -> bool:
+        """Drop the runs no longer found (not those in a directory that cannot be listed)."""
         with self._lock:
-            gone = [name for name in self._runs if name not in found.runs]
+            gone = [
+                name
+                for name in self._runs
+                if name not in found.runs and _unlisted_reason(name, found) is None
+            ]
             for name in gone:
                 run = self._runs.pop(name)
                 for series in run.series.values():
@@ -433,6 +528,29 @@ class Loader:
             if gone:
                 self.version += 1
             return bool(gone)
+
+    def _mark_unlisted(self, found: Discovery) -> bool:
+        """Say which runs' directories cannot be listed now (or can again); True if any
+        run's mark changed. A directory that cannot be listed is said once in the log."""
+        for name, reason in found.unlisted.items():
+            warn_once(
+                f"unlisted:{self.base_dir}\0{name}",
+                "cannot list %s under %s (%s): its runs are not read while it cannot",
+                name,
+                self.base_dir,
+                reason,
+            )
+        changed = False
+        with self._lock:
+            for run in self._runs.values():
+                reason = None if run.id in found.runs else _unlisted_reason(run.id, found)
+                if run.unlisted != reason:
+                    run.unlisted = reason
+                    self._dirty.add(run.id)
+                    changed = True
+            if changed:
+                self.version += 1
+        return changed
 
     def _update_run(self, found: FoundRun) -> bool:
         with self._lock:
@@ -459,7 +577,11 @@ class Loader:
             return True
         for file in found.files:
             state = run.files.get(file.name)
-            if state is None or state.size != file.size or state.mtime_ns != file.mtime_ns:
+            if state is None or (state.size, state.mtime_ns, state.ctime_ns) != (
+                file.size,
+                file.mtime_ns,
+                file.ctime_ns,
+            ):
                 return True
         return False
 
@@ -520,8 +642,9 @@ class Loader:
             with self._lock:
                 run.files[file.name] = state
         path = directory / file.name
-        if state.unreadable and state.size == file.size:
+        if state.unreadable and (state.size, state.ctime_ns) == (file.size, file.ctime_ns):
             return
+        probe = state.ctime_ns != file.ctime_ns  # permissions may have changed
         while state.offset < file.size and not self._stop.is_set():
             stats = ReadStats()
             try:
@@ -533,13 +656,13 @@ class Loader:
                     start=state.offset,
                     engine=self._engine(file.size - state.offset),
                     stats=stats,
-                    other=self._sample_collector(run, state),
+                    other=self._sample_collector(run, state, path),
                     limit=READ_LIMIT,
                     values=False,  # indexed only: a value is read back when a page asks
                 )
             except NotAnEventFileError:
                 state.unreadable = True
-                state.size, state.mtime_ns = file.size, file.mtime_ns
+                _seen(state, file)
                 return
             except FileNotFoundError:  # removed while listed: the next walk sees it gone
                 return
@@ -547,9 +670,9 @@ class Loader:
                 if not state.unreadable:
                     _log.warning("cannot read %s: %s", path, err)
                 state.unreadable = True
-                state.size, state.mtime_ns = file.size, file.mtime_ns
+                _seen(state, file)
                 return
-            state.unreadable = False
+            state.unreadable = probe = False
             with self._lock:
                 for tag, (steps, walls, values) in columns.items():
                     self._append(run, state, tag, steps, walls, values)
@@ -561,10 +684,28 @@ class Loader:
                 self.version += 1
             if not moved:
                 break  # a torn tail: read again once the file grows
-        state.size, state.mtime_ns = file.size, file.mtime_ns
+        if probe or state.read_error:
+            self._probe(run, state, path)
+        _seen(state, file)
 
-    def _sample_collector(self, run: RunState, file: FileState) -> OtherEvents:
-        """What keeps references to a file's non-scalar values in the run's buckets."""
+    def _probe(self, run: RunState, state: FileState, path: Path) -> None:
+        """Whether a file read before can still be read (one open): its values are read
+        back from it, so a file that cannot be counts as damage before a page asks."""
+        try:
+            with open(path, "rb"):
+                reason = ""
+        except FileNotFoundError:  # removed while listed: the next walk sees it gone
+            return
+        except OSError as err:
+            reason = err.strerror or str(err)
+        self._note_read_error(run, state, path, reason)
+
+    def _sample_collector(self, run: RunState, file: FileState, path: Path) -> OtherEvents:
+        """What keeps references to a file's non-scalar values in the run's buckets.
+
+        A value at the step of its series' newest, equal to it, was written again
+        (MindSpore writes each epoch's last step twice): it is left out, not counted.
+        """
         with self._lock:
             if file.name not in run.sample_files:
                 run.sample_files.append(file.name)
@@ -577,6 +718,18 @@ class Loader:
                 if bucket is None:
                     bucket = SampleBucket(self.caps.get(event.plugin, 10))
                     run.buckets[key] = bucket
+                newest = bucket.newest()
+                before = None
+                if newest is not None and newest["step"] == event.step:
+                    name = run.sample_files[newest["file"]]
+                    state = run.files.get(name)
+                    if state is not None:
+                        before = (Path(run.path) / name, state.kind, newest)
+            if before is not None and _unchanged_rewrite(
+                before, (path, file.kind), event, offset, length
+            ):
+                return
+            with self._lock:
                 run.stale_points_dropped += bucket.offer(
                     event.step, event.wall_time, index, offset, length
                 )
@@ -613,6 +766,12 @@ class Loader:
         if series is None:
             series = SeriesState(file.rank, tag, series_key(run.id, file.rank, tag))
             run.series[name] = series
+        again = self._repeated_points(series, steps, values)
+        if again.any():  # MindSpore writes each epoch's last step twice: not a restart
+            keep = ~again
+            steps, walls, values = steps[keep], walls[keep], values[keep]
+            if steps.size == 0:
+                return
         # within the chunk: a point survives if every later step is above it
         later_min = np.minimum.accumulate(steps[::-1])[::-1]
         keep = np.ones(steps.size, dtype=bool)
@@ -642,6 +801,22 @@ class Loader:
         first_wall = float(walls.min())
         if run.created is None or first_wall < run.created:
             run.created = first_wall
+
+    def _repeated_points(
+        self, series: SeriesState, steps: np.ndarray, values: np.ndarray
+    ) -> np.ndarray:
+        """Which points repeat the point before them (the series' last one, for the first):
+        the same step with the same value (NaN equal to NaN)."""
+        before_steps = np.empty_like(steps)
+        before_values = np.empty_like(values)
+        before_steps[1:], before_values[1:] = steps[:-1], values[:-1]
+        if series.count and int(steps[0]) == series.last_step:
+            last = self.store.read(series.key, series.count, series.count - 1)
+            before_steps[0], before_values[0] = steps[0], last["value"][0]
+        else:
+            before_steps[0], before_values[0] = steps[0] ^ 1, values[0]  # never the same step
+        same = (values == before_values) | (np.isnan(values) & np.isnan(before_values))
+        return (steps == before_steps) & same
 
     # ------------------------------------------------------------------ persistence
 

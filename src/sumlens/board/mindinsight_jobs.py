@@ -48,6 +48,7 @@ from sumlens.board.mindinsight_values import (
     tensor_values,
 )
 from sumlens.io import NotAnEventFileError, ReadStats, RecordFile, masked_crc32c
+from sumlens.io.decode import check_ms_value
 
 PLUGINS = ("image", "scalar", "graph", "optimized_graph", "histogram", "tensor", "loss_landscape")
 """MindInsight's plugin names, in its order."""
@@ -335,7 +336,8 @@ class JobIndex:
         return time.time() - mtime_ns / 1e9 > STALE_SECONDS
 
     def _take(self, file: str, offset: int, payload: bytes) -> None:
-        """Add the values of one record (a record MindInsight cannot read adds nothing)."""
+        """Add the values of one record (a record MindInsight cannot read adds nothing, nor
+        one our readers refuse as damaged: the run list counts it)."""
         try:
             event = summary_pb2.Event.FromString(payload)
             found = list(_values(event, file, Where(file, offset, len(payload))))
@@ -375,6 +377,7 @@ def _values(event: summary_pb2.Event, file: str, where: Where) -> Any:
         plugin = _VALUE_KINDS.get(field_name or "")
         if plugin is None:
             continue
+        check_ms_value(value)  # a negative size or count, a shape no tensor has: damage
         kept = _kept_value(value, plugin, where)
         if kept is not None:
             yield plugin, f"{value.tag}/{plugin}", kept

@@ -59,10 +59,14 @@ class Buckets:
 
 def stored_histogram(buckets: Sequence[Any], high: float, low: float) -> Buckets | None:
     """A Summary.Histogram's ``buckets``, ``max`` and ``min`` as MindInsight keeps them (None
-    for one of more than :data:`MAX_ORIGINAL_BUCKETS` buckets, which it drops)."""
+    for one of more than :data:`MAX_ORIGINAL_BUCKETS` buckets, which it drops); ValueError
+    for a negative bucket count (damage: our readers refuse it too)."""
     if len(buckets) > MAX_ORIGINAL_BUCKETS:
         return None
     ordered = sorted(((b.left, b.width, b.count) for b in buckets), key=lambda b: b[0])
+    lowest = min((bucket[2] for bucket in ordered), default=0)
+    if lowest < 0:
+        raise ValueError(f"a histogram with a bucket count of {lowest}")
     count = sum(bucket[2] for bucket in ordered)
     return Buckets(tuple(ordered), _finite_or_zero(high), _finite_or_zero(low), count)
 

@@ -17,7 +17,7 @@ from google.protobuf.json_format import MessageToDict
 from google.protobuf.message import Message as ProtoMessage
 
 from sumlens.board.api import json_response
-from sumlens.board.loader import Loader, Samples
+from sumlens.board.loader import Loader, Samples, ValueUnreadable
 from sumlens.board.query import QueryError
 from sumlens.board.slicing import SliceError, statistics, take
 from sumlens.io import Histogram, Image
@@ -65,12 +65,14 @@ def step_index(samples: Samples, step: int | None) -> int:
 
 
 def _value(loader: Loader, samples: Samples, index: int) -> Any:
+    """The value kept at ``index`` (:class:`~sumlens.board.loader.ValueUnreadable` when it
+    is damaged or its file cannot be read: a 422 naming it)."""
     event = loader.value(samples, index)
     if event is None:
         step = int(samples.items["step"][index])
         raise NotFound(
-            f"{samples.tag!r} at step {step} cannot be read back: its file changed since it was "
-            "listed, or the value is damaged"
+            f"{samples.tag!r} at step {step} is no longer in its file: the file changed since "
+            "it was listed"
         )
     return event.value
 
@@ -143,7 +145,10 @@ def make_plugin_router(loader: Loader) -> APIRouter:
             steps = []
             unreadable = 0  # damaged, or its file changed since it was listed: counted, said
             for index, item in enumerate(chosen.items):
-                event = loader.value(chosen, index)
+                try:
+                    event = loader.value(chosen, index)
+                except ValueUnreadable:  # counted in the run's damage by the loader
+                    event = None
                 if event is not None and isinstance(event.value, Histogram):
                     steps.append(
                         histogram_json(int(item["step"]), float(item["wall"]), event.value)

@@ -4,16 +4,21 @@ The scalars route, its download and ``sumlens export`` all take "these runs, the
 (or a tag pattern), this range along this axis"; :func:`select` checks such a request
 once and :func:`cut` gives the points of each series in range, so the three never
 disagree about what a selection holds.
+
+Patterns come from users (any web page can send a GET), so :func:`compile_pattern`, the one
+place that compiles them, uses RE2: matching takes time linear in the text, where Python's
+``re`` can backtrack for minutes holding the GIL (``(.*)*(.*)*...$x``) and stall every
+request. RE2 has no backreferences or lookaround; such a pattern is refused by name.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Protocol
 
 import numpy as np
+import re2
 
 from sumlens.board.loader import Loader, SeriesRef
 
@@ -25,14 +30,39 @@ class QueryError(ValueError):
     """A request parameter is not allowed; the message names it and what is allowed."""
 
 
-def compile_pattern(name: str, pattern: str | None) -> re.Pattern[str] | None:
-    """A regular expression from a request, or a :class:`QueryError` naming it."""
+class PatternError(QueryError):
+    """A user's pattern that RE2 does not take (the server answers 400)."""
+
+
+class Pattern(Protocol):
+    """A compiled user pattern: only searching is used."""
+
+    def search(self, text: str) -> object | None:
+        """A match of the pattern anywhere in ``text``, or None."""
+
+
+_OPTIONS = re2.Options()
+_OPTIONS.log_errors = False  # the refusal is raised, with RE2's reason, not printed
+
+
+def compile_pattern(name: str, pattern: str | None) -> Pattern | None:
+    """A user's regular expression, matched in linear time (RE2); None when empty.
+
+    A :class:`PatternError` names ``name``, the pattern and RE2's reason when RE2 refuses it
+    (a syntax error, a backreference, lookaround, or a pattern too large to compile).
+    """
     if pattern is None or pattern == "":
         return None
     try:
-        return re.compile(pattern)
-    except re.error as err:
-        raise QueryError(f"{name}={pattern!r} is not a valid regular expression: {err}") from None
+        return re2.compile(pattern, _OPTIONS)
+    except re2.error as err:
+        reason = err.args[0] if err.args else "refused"
+        if isinstance(reason, bytes):
+            reason = reason.decode(errors="replace")
+        raise PatternError(
+            f"{name}={pattern!r} is not a regular expression RE2 takes ({reason}); "
+            "use RE2 syntax: no backreferences or lookaround"
+        ) from None
 
 
 def select(

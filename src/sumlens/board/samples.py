@@ -11,12 +11,18 @@ Values are numbered as they arrive; a bucket keeps those whose number is a multi
 stride, and when they no longer fit it doubles the stride (dropping every other one), so
 the kept steps stay evenly spread however long the run grows; the newest value is kept
 besides. Deterministic (no random reservoir), so two servers over the same files keep the
-same steps. A step that goes back (a resumed run) drops what it replaces, as for scalars.
+same steps. A step that goes back (a resumed run) drops what it replaces, as for scalars;
+the loader leaves out a value written again unchanged at the newest step before it gets
+here (:func:`same_value` tells).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+
+from sumlens.io import Histogram
 
 SAMPLE = np.dtype(
     [
@@ -58,6 +64,12 @@ class SampleBucket:
             self._items = np.array(self._rows, dtype=SAMPLE)
         return self._items
 
+    def newest(self) -> dict[str, Any] | None:
+        """The newest sample offered (its :data:`SAMPLE` fields), or None before any."""
+        if not self._rows:
+            return None
+        return dict(zip(SAMPLE.names, self._rows[-1], strict=True))
+
     def offer(self, step: int, wall: float, file: int, offset: int, length: int) -> int:
         """Take one value (in arrival order); return how many kept ones a restart dropped."""
         rows = self._rows
@@ -83,3 +95,24 @@ class SampleBucket:
         rows[:] = [row for row in rows if row[1] < step]
         self.seen = max(row[0] for row in rows) + 1 if rows else 0
         return before - len(rows)
+
+
+def same_value(a: Any, b: Any) -> bool:
+    """Whether two values read back are the same: arrays and histograms by content (NaN
+    equal to NaN, dtype and shape included), everything else (images, messages) by ``==``."""
+    if isinstance(a, Histogram) and isinstance(b, Histogram):
+        return all(
+            same_value(getattr(a, name), getattr(b, name))
+            for name in Histogram.__dataclass_fields__
+        )
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return (
+            isinstance(a, np.ndarray)
+            and isinstance(b, np.ndarray)
+            and a.dtype == b.dtype
+            and a.shape == b.shape
+            and bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
+        )
+    if isinstance(a, float) and isinstance(b, float) and a != a and b != b:  # both NaN
+        return True
+    return bool(a == b)

@@ -7,6 +7,7 @@ from sumlens.io.framing import ReadStats, encode_record
 from sumlens.io.reader import (
     EventStream,
     NotAnEventFileError,
+    RecordChangedError,
     RecordFile,
     iter_events,
     read_events_at,
@@ -28,6 +29,7 @@ __all__ = [
     "Image",
     "NotAnEventFileError",
     "ReadStats",
+    "RecordChangedError",
     "RecordFile",
     "RecordWriter",
     "Scalars",

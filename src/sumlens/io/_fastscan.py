@@ -10,10 +10,11 @@ compiled kernel that
 * walks the protobuf fields of each good record by hand and writes every scalar into
   preallocated output arrays (tag id, step, wall time, value, record index);
 * lists every record it cannot vouch for (anything but well-formed summary values, in
-  MindSpore files also a value whose protobuf would not parse or whose tensor might not
-  convert) as ``(offset, length)``. Those records are decoded afterwards with the
-  protobuf decoders of :mod:`sumlens.io.decode`, so their points and every count they
-  cause (``skipped_plugins``, rejected records) are exactly those of the python engine.
+  MindSpore files also a value whose protobuf would not parse, whose tensor might not
+  convert, or whose histogram counts or image sizes are negative) as ``(offset,
+  length)``. Those records are decoded afterwards with the protobuf decoders of
+  :mod:`sumlens.io.decode`, so their points and every count they cause
+  (``skipped_plugins``, rejected records) are exactly those of the python engine.
 
 When an output array or the tag table is full the kernel returns; Python grows it and
 the kernel resumes at the record it stopped at. Tags live in a small hash table inside
@@ -353,6 +354,7 @@ def _rehash(tag_bytes, tag_start, tag_len, count, slots):
 # Field codes of the schema table: what a field number of a message type must hold.
 _F_NONE, _F_VARINT, _F_FIXED64, _F_FIXED32, _F_BYTES = 0, 1, 2, 3, 4
 _F_REP_VARINT, _F_REP_FIXED32, _F_REP_FIXED64 = 5, 6, 7
+_F_COUNT, _F_SIZE32 = 8, 9  # varints the decoders refuse when negative (as int64, as int32)
 _F_MSG = 16  # + message id
 _MAX_FIELD = 16
 
@@ -364,18 +366,18 @@ _MS_LANDSCAPE, _MS_POINT, _MS_LOSS_PATH, _MS_LANDSCAPE_META = 4, 5, 6, 7
 def _ms_schema() -> np.ndarray:
     schema = np.zeros((8, _MAX_FIELD), dtype=np.int64)
     fields = {
-        _MS_IMAGE: {1: _F_VARINT, 2: _F_VARINT, 3: _F_VARINT, 4: _F_BYTES},
+        _MS_IMAGE: {1: _F_SIZE32, 2: _F_SIZE32, 3: _F_VARINT, 4: _F_BYTES},
         _MS_HISTOGRAM: {
             1: _F_MSG + _MS_BUCKET,
-            2: _F_VARINT,
-            3: _F_VARINT,
-            4: _F_VARINT,
+            2: _F_COUNT,
+            3: _F_COUNT,
+            4: _F_COUNT,
             5: _F_FIXED64,
             6: _F_FIXED64,
             7: _F_FIXED64,
-            8: _F_VARINT,
+            8: _F_COUNT,
         },
-        _MS_BUCKET: {1: _F_FIXED64, 2: _F_FIXED64, 3: _F_VARINT},
+        _MS_BUCKET: {1: _F_FIXED64, 2: _F_FIXED64, 3: _F_COUNT},
         _MS_TENSOR: {
             1: _F_REP_VARINT,
             2: _F_VARINT,
@@ -423,7 +425,8 @@ def _packed_varints(buf, pos, end):
 
 @_jit
 def _message_ok(buf, pos, end, msg, d):
-    """Whether ``buf[pos:end]`` is a message ``msg`` protobuf surely parses (conservative)."""
+    """Whether ``buf[pos:end]`` is a message ``msg`` protobuf surely parses and the decoders
+    surely accept (conservative): no count or image size is negative."""
     schema = _get(d, _D_SCHEMA)
     stack = _get(d, _D_STACK)
     stack_size = _get(d, _D_STACK_SIZE)
@@ -447,9 +450,18 @@ def _message_ok(buf, pos, end, msg, d):
             return False
         code = _ld_i64(schema, 8 * (msg * _MAX_FIELD + number))
         if wire == 0:
-            if code != _F_VARINT and code != _F_REP_VARINT:
+            if (
+                code != _F_VARINT
+                and code != _F_REP_VARINT
+                and code != _F_COUNT
+                and code != _F_SIZE32
+            ):
                 return False
-            _, pos = _varint(buf, pos)
+            value, pos = _varint(buf, pos)
+            if code == _F_COUNT and value < 0:  # a negative count (int64)
+                return False
+            if code == _F_SIZE32 and (value >> 31) & 1:  # a negative size once read as int32
+                return False
         elif wire == 1:
             if code != _F_FIXED64 and code != _F_REP_FIXED64:
                 return False

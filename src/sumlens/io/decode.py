@@ -20,6 +20,8 @@ A payload whose CRCs match can still be crafted, so the decoders trust nothing i
   exactly; a byte buffer (``raw_data``, ``tensor_content``) must be a whole number of
   elements; values cast to the declared dtype must fit it (numpy would wrap them or make
   one up);
+* counts and sizes must not be negative: a histogram's counts (its buckets' and its
+  totals) and an image's width and height;
 * memory follows the record's own size. Every array is a view of the payload's bytes or
   holds one element per value the payload spells out, so it costs a small multiple of
   the payload's bytes. The one exception is TensorBoard's "one value stands for a tensor
@@ -30,6 +32,13 @@ A payload whose CRCs match can still be crafted, so the decoders trust nothing i
   fill in practice), while what a crafted record can make a reader expand stays within
   1 MiB or its own size, not the 16 GiB a 58-byte record with shape ``[65536, 65536]``
   asks for.
+
+An indexing read (:data:`INDEXERS`) does not convert histograms and tensors, but it checks
+all that can be checked without touching their values, each in constant time: a tensor's
+shape, dtype and number of values, a histogram's totals and (TensorBoard) its bucket
+lists' lengths, an image's size. So a record whose value could never convert is refused
+(and counted) when it is indexed; what only the values show (a value out of its dtype's
+range, a negative bucket count) is found when the value is read back.
 """
 
 from __future__ import annotations
@@ -166,6 +175,32 @@ def _cast(flat: np.ndarray, dtype: np.dtype) -> np.ndarray:
         raise PayloadError(f"values do not fit {dtype}: {err}") from err
 
 
+_MS_VALUE_FIELDS = ("float_data", "double_data", "int64_data", "int32_data", "uint64_data")
+"""A MindSpore TensorProto's value fields, in the order :func:`ms_tensor_to_array` picks them
+(then ``raw_data``)."""
+
+
+def ms_tensor_layout(tensor: summary_pb2.TensorProto) -> tuple[np.dtype, tuple[int, ...]]:
+    """The dtype and shape of a MindSpore TensorProto, once its values surely fill them.
+
+    Counts the values without reading them (constant time); raises :class:`PayloadError`
+    for a shape no array has or a number of values that does not fill it.
+    """
+    dtype = _MS_DTYPES.get(tensor.data_type, np.dtype(np.float32))
+    shape, size = _shape(tensor.dims, dtype.itemsize)
+    held = next(
+        (len(getattr(tensor, name)) for name in _MS_VALUE_FIELDS if getattr(tensor, name)), None
+    )
+    if held is None:
+        raw = len(tensor.raw_data)
+        if raw % dtype.itemsize:
+            raise PayloadError(f"{raw} bytes are not a whole number of {dtype} values")
+        held = raw // dtype.itemsize
+    if held != size:
+        raise PayloadError(f"tensor of shape {shape} holds {held} values")
+    return dtype, shape
+
+
 def ms_tensor_to_array(tensor: summary_pb2.TensorProto) -> np.ndarray:
     """A MindSpore TensorProto as a numpy array of its declared dtype and shape.
 
@@ -173,8 +208,7 @@ def ms_tensor_to_array(tensor: summary_pb2.TensorProto) -> np.ndarray:
     ``raw_data`` are honoured too when a writer used them. Raises :class:`PayloadError`
     when the values do not make such an array (see the module docstring).
     """
-    dtype = _MS_DTYPES.get(tensor.data_type, np.dtype(np.float32))
-    shape, size = _shape(tensor.dims, dtype.itemsize)
+    dtype, shape = ms_tensor_layout(tensor)
     if tensor.float_data:
         flat = np.asarray(tensor.float_data, dtype=np.float32)
     elif tensor.double_data:
@@ -189,17 +223,49 @@ def ms_tensor_to_array(tensor: summary_pb2.TensorProto) -> np.ndarray:
         flat = _from_bytes(tensor.raw_data, dtype)
     else:
         flat = np.zeros(0, dtype=dtype)
-    if flat.size != size:
-        raise PayloadError(f"tensor of shape {shape} holds {flat.size} values")
     return _cast(flat, dtype).reshape(shape)
 
 
+def _check_counts(what: str, **counts: float) -> None:
+    """Refuse a negative (or NaN) count of a histogram or size of an image."""
+    for name, count in counts.items():
+        if not count >= 0:
+            raise PayloadError(f"{what} with {name} {count}")
+
+
+def _ms_histogram_totals(hist: summary_pb2.Summary.Histogram) -> None:
+    """Check a MindSpore histogram's totals (constant time; its buckets are not read)."""
+    _check_counts(
+        "histogram",
+        count=hist.count,
+        nan_count=hist.nan_count,
+        pos_inf_count=hist.pos_inf_count,
+        neg_inf_count=hist.neg_inf_count,
+    )
+
+
+def check_ms_value(value: summary_pb2.Summary.Value) -> None:
+    """Refuse (:class:`PayloadError`) a MindSpore summary value whose shape, sizes or totals
+    no value has: what an indexing read checks, in constant time, without converting it."""
+    kind = value.WhichOneof("value")
+    if kind == "tensor":
+        ms_tensor_layout(value.tensor)
+    elif kind == "histogram":
+        _ms_histogram_totals(value.histogram)
+    elif kind == "image":
+        _check_counts("image", height=value.image.height, width=value.image.width)
+
+
 def _ms_histogram(hist: summary_pb2.Summary.Histogram) -> Histogram:
+    """A histogram whose totals :func:`check_ms_value` passed; its bucket counts checked."""
     buckets = hist.buckets
+    counts = np.array([b.count for b in buckets], dtype=np.int64)
+    if counts.size and int(counts.min()) < 0:
+        raise PayloadError(f"histogram with a bucket count of {int(counts.min())}")
     return Histogram(
         left=np.array([b.left for b in buckets], dtype=np.float64),
         width=np.array([b.width for b in buckets], dtype=np.float64),
-        counts=np.array([b.count for b in buckets], dtype=np.int64),
+        counts=counts,
         min=hist.min,
         max=hist.max,
         sum=hist.sum,
@@ -267,6 +333,7 @@ def _summary_events(
             if tag is not None and value.tag != tag:
                 continue
             kind = value.WhichOneof("value")
+            check_ms_value(value)  # constant time; converting checks the values besides
             if kind == "scalar_value":
                 out.append(Event(step, wall_time, "scalar", value.tag, value.scalar_value))
             elif kind == "tensor":
@@ -329,6 +396,41 @@ def _tb_values(tensor: tensorboard_pb2.TensorProto) -> np.ndarray:
     return np.asarray(tensor.int_val, dtype=np.int32)
 
 
+def _tb_held(tensor: tensorboard_pb2.TensorProto) -> int:
+    """How many values :func:`_tb_values` would return, without reading them."""
+    for field, _ in _TB_TYPED_FIELDS:
+        if getattr(tensor, field):
+            return len(getattr(tensor, field))
+    return len(tensor.half_val) or len(tensor.int_val)
+
+
+def tb_tensor_layout(
+    tensor: tensorboard_pb2.TensorProto, budget: FillBudget
+) -> tuple[int, ...] | None:
+    """The shape of a numeric TensorBoard TensorProto (None for a string tensor), once its
+    values surely fill it: what :func:`tb_tensor_to_array` checks before reading values,
+    in constant time. A single value filling the tensor is taken from ``budget``."""
+    if tensor.dtype == _TB_STRING:
+        return None
+    dtype = _TB_DTYPES.get(tensor.dtype)
+    if dtype is None:
+        raise PayloadError(f"unsupported TensorBoard tensor dtype {tensor.dtype}")
+    shape, size = _shape((dim.size for dim in tensor.tensor_shape.dim), dtype.itemsize)
+    if tensor.tensor_content:
+        content = len(tensor.tensor_content)
+        if content % dtype.itemsize:
+            raise PayloadError(f"{content} bytes are not a whole number of {dtype} values")
+        held = content // dtype.itemsize
+    else:
+        held = _tb_held(tensor)
+        if held == 1 and size > 1:  # a single value stands for a filled tensor
+            budget.spend(size * dtype.itemsize)
+            held = size
+    if held != size:
+        raise PayloadError(f"tensor of shape {shape} holds {held} values")
+    return shape
+
+
 def tb_tensor_to_array(
     tensor: tensorboard_pb2.TensorProto, budget: FillBudget
 ) -> np.ndarray | list[bytes]:
@@ -355,13 +457,22 @@ def tb_tensor_to_array(
     return flat.reshape(shape)
 
 
+def _tb_histo_layout(histo: tensorboard_pb2.HistogramProto) -> None:
+    """Check a histogram's lists and total in constant time (its values are not read)."""
+    if len(histo.bucket) != len(histo.bucket_limit):
+        raise PayloadError(
+            f"histogram of {len(histo.bucket_limit)} bucket limits and {len(histo.bucket)} counts"
+        )
+    if not math.isfinite(histo.num) or histo.num < 0:
+        raise PayloadError(f"histogram of {histo.num} values")
+
+
 def _tb_histo(histo: tensorboard_pb2.HistogramProto) -> Histogram:
+    _tb_histo_layout(histo)
     limits = np.asarray(histo.bucket_limit, dtype=np.float64)
     counts = _cast(np.asarray(histo.bucket, dtype=np.float64), _INT64)
-    if counts.size != limits.size:
-        raise PayloadError(f"histogram of {limits.size} bucket limits and {counts.size} counts")
-    if not math.isfinite(histo.num):
-        raise PayloadError(f"histogram of {histo.num} values")
+    if counts.size and int(counts.min()) < 0:
+        raise PayloadError(f"histogram with a bucket count of {int(counts.min())}")
     left = np.empty_like(limits)
     if limits.size:
         left[0] = min(histo.min, limits[0])
@@ -385,6 +496,8 @@ def _tb_tensor_histogram(array: np.ndarray) -> Histogram:
         raise PayloadError(f"histogram tensor of shape {array.shape}, expected (k, 3)")
     table = array.astype(np.float64)
     counts = _cast(table[:, 2], _INT64)
+    if counts.size and int(counts.min()) < 0:
+        raise PayloadError(f"histogram with a bucket count of {int(counts.min())}")
     with np.errstate(invalid="ignore", over="ignore"):  # inf - inf is NaN, as in the file
         width = table[:, 1] - table[:, 0]
     return Histogram(
@@ -411,10 +524,13 @@ def _tb_value(
     if kind == "simple_value":
         return [Event(step, wall_time, "scalar", tag, value.simple_value)]
     if kind == "histo":
+        if not convert:
+            _tb_histo_layout(value.histo)
         histogram = _tb_histo(value.histo) if convert else None
         return [Event(step, wall_time, "histogram", tag, histogram)]
     if kind == "image":
         img = value.image
+        _check_counts("image", height=img.height, width=img.width)
         image = Image(img.encoded_image_string, img.height, img.width, img.colorspace)
         return [Event(step, wall_time, "image", tag, image)]
     if kind == "tensor":
@@ -426,6 +542,9 @@ def _tb_value(
             return [Event(step, wall_time, "scalar", tag, float(array.reshape(-1)[0]))]
         if plugin == "histograms":
             if not convert:
+                shape = tb_tensor_layout(value.tensor, budget)
+                if shape is None or len(shape) != 2 or shape[1] != 3:
+                    raise PayloadError(f"histogram tensor {tag!r} of shape {shape}")
                 return [Event(step, wall_time, "histogram", tag, None)]
             array = tb_tensor_to_array(value.tensor, budget)
             if isinstance(array, list):
@@ -437,6 +556,8 @@ def _tb_value(
             if value.tensor.dtype == _TB_STRING:
                 skipped.append("string_tensor")
                 return []
+            if not convert:
+                tb_tensor_layout(value.tensor, budget)
             array = tb_tensor_to_array(value.tensor, budget) if convert else None
             return [Event(step, wall_time, "tensor", tag, array)]
         skipped.append(plugin)

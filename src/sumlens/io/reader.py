@@ -36,6 +36,10 @@ class NotAnEventFileError(ValueError):
         self.path = os.fspath(path)
 
 
+class RecordChangedError(PayloadError):
+    """The bytes where a record was are no longer that record: its file changed since."""
+
+
 def sniff_kind(path: Path) -> str:
     """The kind of an event file: by its name, else by its first record's payload."""
     kind = file_kind(path.name)
@@ -175,8 +179,10 @@ def read_events_at(
 
     For readers that remembered where a value was (see ``other`` of
     :func:`sumlens.io.read_file_scalars`) and read it only when it is asked for. Raises
-    :class:`~sumlens.io.decode.PayloadError` when those bytes are no longer that record
-    (the file was replaced) and ``FileNotFoundError`` when the file is gone.
+    :class:`RecordChangedError` when those bytes are no longer that record (the file was
+    replaced), another :class:`~sumlens.io.decode.PayloadError` when the record is there
+    but its value is damaged (what only converting it shows), and ``OSError`` when the file
+    cannot be read (``FileNotFoundError`` when it is gone).
     """
     if kind not in DECODERS:
         raise ValueError(f"kind={kind!r} is not one of {', '.join(map(repr, DECODERS))}")
@@ -191,7 +197,9 @@ def read_events_at(
         or len(crc) != 4
         or masked_crc32c(payload) != int.from_bytes(crc, "little")
     ):
-        raise PayloadError(f"no record of {length} bytes at offset {offset} of {os.fspath(path)!r}")
+        raise RecordChangedError(
+            f"no record of {length} bytes at offset {offset} of {os.fspath(path)!r}"
+        )
     if tag is not None:
         return decode_tag(kind, payload, os.path.basename(path), tag)
     return DECODERS[kind](payload, os.path.basename(path), ReadStats())

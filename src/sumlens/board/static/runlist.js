@@ -58,6 +58,10 @@ function damageText(damage) {
   if (damage.corrupt_records) parts.push(plural(damage.corrupt_records, 'corrupt record'));
   if (damage.skipped_bytes) parts.push(`${formatCount(damage.skipped_bytes)} bytes skipped`);
   if (damage.unreadable_files) parts.push(plural(damage.unreadable_files, 'unreadable file'));
+  if (damage.damaged_values) parts.push(plural(damage.damaged_values, 'damaged value'));
+  if (damage.unreadable_directory) {
+    parts.push(`its directory cannot be read now (${damage.unreadable_directory})`);
+  }
   return parts.join(', ');
 }
 
