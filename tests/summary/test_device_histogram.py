@@ -157,9 +157,7 @@ def test_tiny_ranges_and_equal_values(values: list[float]) -> None:
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_largest_finite_values_stay_in_the_buckets(dtype: torch.dtype) -> None:
     # The largest finite value is the second-to-last boundary: it must not count as +inf.
-    big = torch.finfo(dtype).max
-    if dtype == torch.float64:
-        big /= 4  # the host rule itself overflows past a range of DBL_MAX
+    big = torch.finfo(dtype).max  # float64: a range wider than the largest float64
     generator = torch.Generator().manual_seed(6)
     tensor = torch.randn(2000, generator=generator, dtype=torch.float64) * (big / 1e4)
     tensor[:5] = torch.tensor([big, -big, float("inf"), float("-inf"), float("nan")])
@@ -276,4 +274,6 @@ def test_few_operators_per_tensor(dtype: torch.dtype) -> None:
     # scatter_add_ (sum converts float32 to float64 and searchsorted bfloat16 to float32
     # inside: one more pass each).
     ops = dispatched_ops(device_statistics, torch.zeros(50_000).to(dtype))
-    assert len(ops) <= 17, ops
+    # float64 adds 7 ops on one value per tensor (a range wider than the largest float64
+    # takes the halved ends' edges, doubled); none passes over the values.
+    assert len(ops) <= (24 if dtype == torch.float64 else 17), ops

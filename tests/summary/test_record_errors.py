@@ -405,6 +405,41 @@ def test_flush_after_close_logs_and_does_not_raise(
     assert any("can not flush" in r.getMessage() for r in caplog.records)
 
 
+def test_a_closed_record_says_so_once_however_often_it_is_called(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Issue 25 item 19: a loop going on after close() logged an error per record() and
+    # flush() (201 lines for 100 steps); it is said once, naming the first call.
+    rec = SummaryRecord(tmp_path)
+    rec.close()
+    with caplog.at_level(logging.DEBUG, logger="sumlens"):
+        for step in range(100):
+            rec.add_value("scalar", "loss", 1.0)
+            assert rec.record(step) is False
+        rec.flush()
+        rec.add_value("histogram", "w", np.ones(3))
+        rec.flush()
+    assert len(caplog.records) == 1, [r.getMessage() for r in caplog.records]
+    [said] = caplog.records
+    assert said.levelno == logging.ERROR
+    assert "is closed; add_value('scalar', 'loss') wrote nothing" in said.getMessage()
+
+
+@pytest.mark.parametrize("first", ["record", "flush"])
+def test_a_closed_record_names_the_first_call_that_wrote_nothing(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, first: str
+) -> None:
+    rec = SummaryRecord(tmp_path)
+    rec.close()
+    with caplog.at_level(logging.DEBUG, logger="sumlens"):
+        for _ in range(3):
+            rec.record(5) if first == "record" else rec.flush()
+            rec.flush() if first == "record" else rec.record(5)
+    assert len(caplog.records) == 1, [r.getMessage() for r in caplog.records]
+    expected = "record(5) wrote nothing" if first == "record" else "flush() (it can not flush)"
+    assert expected in caplog.records[0].getMessage()
+
+
 def test_close_is_idempotent(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     rec = SummaryRecord(tmp_path)
     rec.add_value("scalar", "x", 1.0)

@@ -111,14 +111,71 @@ def test_a_record_larger_than_the_limit_is_an_error(tmp_path: Path) -> None:
         rec.add_value("scalar", "s", 0.0)
         rec.record(0)
         rec.add_value("tensor", "big", np.zeros(1000, dtype=np.float32))  # ~4 kB
-        rec.record(1)
-        with pytest.raises(RecordTooLargeError, match="max_file_size") as info:
-            rec.flush()
+        with pytest.raises(RecordTooLargeError, match="max_file_size=1000") as info:
+            rec.record(1)  # a tensor's size is known at once: said where it is recorded
         assert isinstance(info.value, ValueError)
+        assert "step 1" in str(info.value) and "big/tensor" in str(info.value)
         rec.add_value("scalar", "s", 2.0)
-        rec.record(2)
+        assert rec.record(2)
     assert [(e.step, e.tag) for e in read_events(tmp_path)] == [(0, "s"), (2, "s")]
     assert all(p.stat().st_size <= LIMIT for p in files_of(tmp_path, "summary"))
+
+
+@pytest.mark.parametrize("file_format", ["mindspore", "tensorboard"])
+def test_a_step_no_file_can_hold_makes_record_say_false_at_once(
+    tmp_path: Path, file_format: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Issue 25 item 4: max_file_size=100 holds a step of one short scalar, not the
+    # collector's loss and learning rate; record() returned True and nothing was written.
+    long_tag = "learning_rate/auto" * 4
+    with (
+        caplog.at_level(logging.ERROR, logger="sumlens"),
+        SummaryRecord(tmp_path, max_file_size=100, file_format=file_format) as rec,
+    ):
+        for step in range(1, 51):
+            rec.add_value("scalar", "loss/auto", 0.5)
+            rec.add_value("scalar", long_tag, 0.01)
+            assert rec.record(step) is False
+        rec.add_value("scalar", "x", 1.0)
+        assert rec.record(51) is True
+    said = [r.getMessage() for r in caplog.records if "max_file_size=100" in r.getMessage()]
+    assert len(said) == 1, said
+    assert "step 1" in said[0] and "not written" in said[0]
+    written = [(e.step, e.tag) for e in read_events(tmp_path)]
+    if file_format == "tensorboard":  # each value is a record of its own: the short ones fit
+        assert written == [(s, "loss/auto") for s in range(1, 51)] + [(51, "x")]
+    else:
+        assert written == [(51, "x")]
+
+
+def test_a_step_no_file_can_hold_raises_at_record_with_raise_exception(tmp_path: Path) -> None:
+    with SummaryRecord(tmp_path, max_file_size=100, raise_exception=True) as rec:
+        rec.add_value("scalar", "loss/auto", 0.5)
+        rec.add_value("scalar", "learning_rate/auto", 0.01)
+        with pytest.raises(RecordTooLargeError, match=r"step 7: .*max_file_size=100"):
+            rec.record(7)
+        rec.add_value("histogram", "w", np.arange(1000))  # 90 buckets: ~2 kB
+        with pytest.raises(RecordTooLargeError, match="w/histogram"):
+            rec.record(8)
+        rec.add_value("scalar", "x", 1.0)
+        assert rec.record(9)
+    assert [(e.step, e.tag) for e in read_events(tmp_path)] == [(9, "x")]
+
+
+def test_a_record_found_too_large_by_the_writer_costs_only_itself(tmp_path: Path) -> None:
+    # A PNG's size is known only once the writer has encoded it: record() cannot tell,
+    # the error comes at the next call, and the records written after it are kept.
+    noise = np.random.default_rng(0).integers(0, 256, (1, 3, 32, 32), dtype=np.uint8)
+    with SummaryRecord(tmp_path, max_file_size=LIMIT, raise_exception=True) as rec:
+        rec.add_value("scalar", "s", 0.0)
+        rec.record(0)
+        rec.add_value("image", "noise", noise)  # ~3 kB as PNG
+        assert rec.record(1)
+        rec.add_value("scalar", "s", 2.0)
+        rec.record(2)
+        with pytest.raises(RecordTooLargeError, match="max_file_size"):
+            rec.flush()
+    assert [(e.step, e.tag) for e in read_events(tmp_path)] == [(0, "s"), (2, "s")]
 
 
 def test_a_record_larger_than_the_limit_is_logged_without_raise_exception(

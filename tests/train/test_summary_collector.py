@@ -152,6 +152,46 @@ def test_tensor_only_steps(tmp_path: Path) -> None:
     assert steps[("scalar", "loss/auto")] == [1, 5, 10]
 
 
+def long_model(steps: int) -> tuple[Model, DataLoader]:
+    """``make_model``'s network (with summary operators) over ``steps`` batches of 2."""
+    torch.manual_seed(0)
+    data = TensorDataset(torch.rand(2 * steps, 1, 4, 4), torch.randint(0, 2, (2 * steps,)))
+    net = Net(with_ops=True)
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.01)
+    model = Model(net, nn.CrossEntropyLoss(), optimizer)
+    return model, DataLoader(data, batch_size=2)
+
+
+@pytest.mark.parametrize(
+    ("steps", "freq", "tensor_freq"),
+    [(32, 2, 8), (180, 3, None), (60, 1, None)],
+    ids=["tensor-freq-8", "defaults-freq-3", "defaults-freq-1"],
+)
+def test_every_collected_step_has_images_loss_and_histograms(
+    tmp_path: Path, steps: int, freq: int, tensor_freq: int | None
+) -> None:
+    # Issue 25 item 1: histograms and input images followed the tensor schedule (5 of 17
+    # steps at collect_freq=2, collect_tensor_freq=8 over 32 steps). MindSpore collects
+    # them, the loss and the operators' values at every collected step
+    # (``_collect_at_step_end``); only TensorSummary follows collect_tensor_freq.
+    model, loader = long_model(steps)
+    collector = SummaryCollector(tmp_path, collect_freq=freq, collect_tensor_freq=tensor_freq)
+    model.train(1, loader, callbacks=[collector])
+    tensors, others = collected_steps(steps, freq, tensor_freq)
+    written = read(tmp_path)
+    for key in AUTO:
+        assert written[key] == others, key
+    assert written[("scalar", "hidden_mean")] == others
+    assert written[("tensor", "hidden")] == tensors
+    assert len(tensors) < len(others)
+
+
+def test_the_schedule_of_issue_25() -> None:
+    assert collected_steps(32, 2, 8) == ([1, 8, 16, 24, 32], [1, *range(2, 33, 2)])
+    tensors, others = collected_steps(180, 3)
+    assert (len(tensors), len(others)) == (20, 61)
+
+
 def test_sink_mode_collects_per_epoch(tmp_path: Path) -> None:
     model, loader = make_model()
     collector = SummaryCollector(tmp_path, collect_freq=2)
@@ -660,3 +700,30 @@ def test_input_images_are_dropped_while_the_writer_is_behind(
     assert len(warnings) == 2, warnings  # the first drop, then the count at the end
     assert "writer is behind" in warnings[0]
     assert f"input images of {10 - len(shown)} collected steps were dropped" in warnings[1]
+
+
+def test_input_images_are_dropped_beyond_their_share_of_the_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # No time at all for images here: once the writer has encoded step 1's (the flush
+    # waits for it), every later collected step drops its images, and nothing else.
+    monkeypatch.setattr(summary_collector, "INPUT_IMAGE_SHARE", 0.0)
+    monkeypatch.setattr(summary_collector, "INPUT_IMAGE_FREE_SECONDS", 0.0)
+
+    class FlushAtOne(Callback):
+        def on_train_step_end(self, run_context: RunContext) -> None:
+            if run_context.original_args().cur_step_num == 1:
+                collector.flush()
+
+    model, loader = image_model(torch.rand(160, 3, 32, 32))  # 10 steps
+    collector = SummaryCollector(tmp_path, collect_freq=1)
+    with caplog.at_level(logging.WARNING, logger="sumlens"):
+        model.train(1, loader, callbacks=[collector, FlushAtOne()])
+    steps = read(tmp_path)
+    assert steps[("image", "input_data/auto")] == [1]
+    assert steps[("scalar", "loss/auto")] == list(range(1, 11))
+    assert steps[("histogram", "fc.weight/auto")] == list(range(1, 11))
+    warnings = [r.getMessage() for r in caplog.records if "input images" in r.getMessage()]
+    assert len(warnings) == 2, warnings
+    assert "0% of the run's time" in warnings[0]
+    assert "input images of 9 collected steps were dropped" in warnings[1]

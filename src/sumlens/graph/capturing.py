@@ -27,6 +27,7 @@ import contextlib
 import dataclasses
 import io
 import logging
+import os
 import threading
 import time
 import warnings
@@ -118,6 +119,141 @@ class FirstCall:
 
 
 _first_calls: weakref.WeakKeyDictionary[torch.nn.Module, FirstCall] = weakref.WeakKeyDictionary()
+
+
+class _OutermostHooks:
+    """The global module hooks behind :class:`OutermostCalls`, one set per process: one
+    before and one after every module call, and one that sees ``torch.compile`` wrap a
+    module (its submodule ``_orig_mod`` is registered) before that module is ever called."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.held = 0
+        self.compiled = False
+        """Set when a compiled module is met: no hooks until every holder has let go."""
+        self.handles: tuple[Any, ...] = ()
+        self.depth = threading.local()
+        self.inputs: weakref.WeakKeyDictionary[torch.nn.Module, tuple[tuple, dict]] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def hold(self) -> None:
+        with self.lock:
+            self.held += 1
+            if self.held == 1 and not self.compiled:
+                modules = torch.nn.modules.module
+                self.handles = (
+                    modules.register_module_forward_pre_hook(self.enter),
+                    modules.register_module_forward_hook(
+                        self.leave, with_kwargs=True, always_call=True
+                    ),
+                    modules.register_module_module_registration_hook(self.registered),
+                )
+
+    def release(self) -> None:
+        with self.lock:
+            self.held -= 1
+            if self.held == 0:
+                self._remove()
+                self.inputs.clear()
+                self.compiled = False
+
+    def _remove(self) -> None:
+        # torch's handle of a global forward hook registered with_kwargs leaves that mark
+        # behind when removed, after which TorchDynamo warns of global hooks for good.
+        marks = getattr(torch.nn.modules.module, "_global_forward_hooks_with_kwargs", {})
+        for handle in self.handles:
+            handle.remove()
+            marks.pop(handle.id, None)
+        self.handles = ()
+
+    def after_fork(self) -> None:
+        """In a forked child (which records nothing): no hooks, no holders, a fresh lock
+        (another thread may have held the old one at the fork)."""
+        self.lock = threading.Lock()
+        self.held = 0
+        self.compiled = False
+        self._remove()
+        self.inputs.clear()
+
+    def _stand_down(self) -> None:
+        """A compiled module is about: no hooks until every holder has let go."""
+        with self.lock:
+            self.compiled = True
+            self._remove()
+
+    def registered(self, module: torch.nn.Module, name: str, submodule: Any) -> None:
+        if name == "_orig_mod":  # torch.compile(module) made a wrapper: before its first call
+            self._stand_down()
+
+    def enter(self, module: torch.nn.Module, args: tuple) -> None:
+        if _compiled(module):  # before TorchDynamo traces anything with the hooks present
+            self._stand_down()
+            return
+        if capturing() or torch.compiler.is_compiling():  # traced calls are not the run's
+            return
+        self.depth.count = getattr(self.depth, "count", 0) + 1
+
+    def leave(self, module: torch.nn.Module, args: tuple, *rest: Any) -> None:
+        """After a call: ``rest`` is (kwargs, output); a call that raised passes only
+        (result,) (torch gives global hooks no kwargs then), and its inputs are not kept."""
+        if capturing() or torch.compiler.is_compiling():
+            return
+        self.depth.count = max(0, getattr(self.depth, "count", 1) - 1)
+        if self.depth.count or len(rest) != 2:
+            return
+        kwargs = rest[0]
+        model = unwrap(module)
+        if model not in self.inputs:
+            self.inputs[model] = pytree.tree_map_only(
+                torch.Tensor, lambda t: t.detach(), (tuple(args), dict(kwargs))
+            )
+
+
+_OUTERMOST = _OutermostHooks()
+os.register_at_fork(after_in_child=_OUTERMOST.after_fork)
+
+
+def _compiled(module: torch.nn.Module) -> bool:
+    """Whether ``module`` runs through TorchDynamo (``torch.compile(module)``,
+    ``module.compile()``): global hooks present while it compiles make it compile again
+    once they are gone."""
+    return getattr(module, "_compiled_call_impl", None) is not None or hasattr(module, "_orig_mod")
+
+
+class OutermostCalls:
+    """While held: the inputs of each model's first outermost forward call, kept for a
+    graph asked for only after that call (``record(step, train_network=model)`` after
+    the step's forward, as MindSpore's one-shot usage has it).
+
+    Every module call passes through two global hooks while any is held (a depth count
+    per thread tells the outermost call, whose inputs are kept as detached references,
+    as :class:`FirstCall` keeps them); the last :meth:`release` removes the hooks and
+    lets the inputs go. Meant to be held briefly (``SummaryRecord`` holds one until its
+    first ``record``): a module call costs a little more meanwhile. Calls traced by a
+    graph capture or ``torch.export`` are not the run's and are ignored; at the first
+    call of a compiled module (``torch.compile``) the hooks go until every holder has let
+    go, before TorchDynamo compiles with them (which would make it compile again once
+    they were gone), and such a model's graph comes from its next call.
+    """
+
+    def __init__(self) -> None:
+        _OUTERMOST.hold()
+        # Let go when garbage-collected too: a record dropped without close() would
+        # otherwise keep the hooks for the life of the process.
+        self._hold = weakref.finalize(self, _OUTERMOST.release)
+
+    def inputs_of(self, module: torch.nn.Module) -> tuple[tuple, dict] | None:
+        """(args, kwargs) of ``module``'s first outermost call while held, or None."""
+        return _OUTERMOST.inputs.get(unwrap(module)) if self._hold.alive else None
+
+    def release(self) -> None:
+        """Stop holding (idempotent); the last holder removes the hooks and the inputs."""
+        self._hold()
+
+    def abandon(self) -> None:
+        """Stop holding without a word to the hooks: in a forked child, which has none."""
+        self._hold.detach()
 
 
 def watch_inputs(module: torch.nn.Module) -> FirstCall:
@@ -254,12 +390,17 @@ class PendingGraph:
     """A network whose graph ``SummaryRecord`` writes once: watch its first call, then build.
 
     ``ready()`` is a cheap check (``SummaryRecord.record`` asks it on every step until the
-    graph is written); ``build()`` captures once and lets go of the kept inputs.
+    graph is written); ``build()`` captures once and lets go of the kept inputs. With
+    ``inputs`` (args, kwargs of a call that already happened, see :class:`OutermostCalls`)
+    it is ready at once.
     """
 
-    def __init__(self, network: torch.nn.Module) -> None:
+    def __init__(self, network: torch.nn.Module, inputs: tuple[tuple, dict] | None = None) -> None:
         self.network = network
         self.first_call = FirstCall(network)
+        if inputs is not None:
+            self.first_call.remove()
+            self.first_call.args, self.first_call.kwargs = inputs
 
     def ready(self) -> bool:
         return self.first_call.fired

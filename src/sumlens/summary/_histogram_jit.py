@@ -1,8 +1,9 @@
 """numba kernels behind :func:`sumlens.summary.histogram.compute_histogram`.
 
-All compiled with ``nogil``; one call, :func:`buckets`, does the work after numpy's min
-and max (few code paths: in a training step's cold caches each extra numpy call costs
-tens of microseconds). :func:`bucket_counts` first places each value by arithmetic
+All compiled with ``nogil``; one call, :func:`buckets` (or :func:`counts_within`, for
+integers, whose edges the caller computes), does the work after numpy's min and max
+(few code paths: in a training step's cold caches each extra numpy call costs tens of
+microseconds). :func:`bucket_counts` first places each value by arithmetic
 in a branch-free loop the compiler vectorises, marking :data:`UNSURE` the values that
 lie outside the edges or within a tolerance of a bucket boundary, where only the exactly
 rounded edges can decide; chunk by chunk, it then tallies the marks in four interleaved rows (so
@@ -97,7 +98,7 @@ def _float_histogram_kernel(key_type, shift, mask):  # type: ignore[no-untyped-d
 
 
 @numba.njit(cache=True, nogil=True)
-def linspace(start, stop, bins):  # pragma: no cover - compiled
+def _numpy_linspace(start, stop, bins):  # pragma: no cover - compiled
     """``numpy.linspace(start, stop, bins + 1)``, operation for operation (same bits)."""
     edges = np.empty(bins + 1)
     delta = stop - start
@@ -105,6 +106,18 @@ def linspace(start, stop, bins):  # pragma: no cover - compiled
     for j in range(bins + 1):
         edges[j] = (j / bins) * delta + start if step == 0 else j * step + start
     edges[bins] = stop
+    return edges
+
+
+@numba.njit(cache=True, nogil=True)
+def linspace(start, stop, bins):  # pragma: no cover - compiled
+    """:func:`sumlens.summary.histogram.float_edges`: ``numpy.linspace`` (same bits), or
+    when ``stop - start`` overflows float64, that of the halved ends, doubled (exact)."""
+    if np.isfinite(stop - start):
+        return _numpy_linspace(start, stop, bins)
+    edges = _numpy_linspace(start * 0.5, stop * 0.5, bins)
+    for j in range(bins + 1):
+        edges[j] *= 2.0
     return edges
 
 
@@ -129,14 +142,22 @@ def buckets(values, lo, hi, bins, single):  # pragma: no cover - compiled
             widths[j] = rounded[j + 1] - rounded[j]
             edges[j] = rounded[j]
         edges[bins] = rounded[bins]
+    return edges[:bins].copy(), widths, counts_within(values, edges, single)
+
+
+@numba.njit(cache=True, nogil=True)
+def counts_within(values, edges, single):  # pragma: no cover - compiled
+    """Counts of ``values`` in the buckets of the float64 ``edges`` (as ``numpy.histogram``);
+    ``single``: the values are float32 (placed in float32 arithmetic when it is exact)."""
+    bins = edges.size - 1
     spread = edges[bins] - edges[0]
     if not (np.isfinite(spread) and spread / bins > 0.0 and np.isfinite(bins / spread)):
         # Placement by arithmetic needs a representable bucket width: not so for a range
         # wider than the largest float64, one of subnormals, or lo == hi beyond 2**53
         # (where +-0.5 rounds away and every edge is the same).
-        return edges[:bins].copy(), widths, exact_counts(values, edges)
+        return exact_counts(values, edges)
     single = single and np.float32(edges[0]) == edges[0]
-    return edges[:bins].copy(), widths, bucket_counts(values, edges, single)
+    return bucket_counts(values, edges, single)
 
 
 @numba.njit(cache=True, nogil=True)

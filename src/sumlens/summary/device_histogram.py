@@ -7,7 +7,9 @@ asynchronously into pinned memory; the writer thread waits for that copy, never 
 training thread. Nothing here makes the host wait: no value is read back, no shape
 depends on the data, no host value is copied to the device.
 
-Few kernels per tensor (17 for float32, 8 of them passing over the values): the
+Few kernels per tensor (17 for float32, 8 of them passing over the values; 24 for
+float64, whose extra ones work on one value per tensor, for a range wider than the
+largest float64): the
 finite min and max come from one reduction over two rows in which ``nan_to_num`` made
 the non-finite values neutral; the sum from one more ``nan_to_num`` and a float64
 reduction; every value is then classed by a single ``searchsorted`` into -inf, the
@@ -38,7 +40,7 @@ import numpy as np
 from sumlens._log import warn_once
 from sumlens.io.events import Histogram
 from sumlens.summary.convert import PendingArray
-from sumlens.summary.histogram import MAX_BUCKETS, bucket_count, bucket_edges
+from sumlens.summary.histogram import MAX_BUCKETS, bucket_count, bucket_edges, bucket_widths
 
 SMALL_TENSOR = 16384
 # Layout of the packed statistics of one tensor (float64, ``bins + 6`` values):
@@ -201,19 +203,26 @@ def _fill(rows: Any, out: Any, bins: int) -> None:
     torch.sum(finite, dim=1, dtype=torch.float64, out=out[:, 2])
     del finite
     lo, hi = out[:, 0:1], out[:, 1:2]
-    if rows.dtype == torch.float64:  # no finite value: hi - lo would overflow to -inf
-        hi = torch.maximum(hi, lo)
+    scale = None
+    if rows.dtype == torch.float64:
+        hi = torch.maximum(hi, lo)  # no finite value: hi - lo would overflow to -inf
+        # A span wider than the largest float64 (-1.7e308 .. 1.7e308): the edges are
+        # those of the halved ends, doubled (exact), as the host's ``float_edges`` makes
+        # them; ``scale`` is 0.5 for such a row, else 1.0 (steps[1]), which changes nothing.
+        scale = torch.where(torch.isinf(hi - lo), 0.5, steps[1:2])
+        lo, hi = lo * scale, hi * scale
     step = torch.div(hi - lo, steps[bins])
     ramp = steps[:bins] * step  # numpy.linspace: k * step, then + start (two roundings)
-    bounds = _boundaries(ramp, lo, rows.dtype, bins)
+    bounds = _boundaries(ramp, lo, rows.dtype, bins, scale)
     index = torch.searchsorted(bounds, values, right=right)
     out[:, _STATS:].scatter_add_(1, index, steps[1:2].expand(index.shape))
 
 
-def _boundaries(ramp: Any, lo: Any, dtype: Any, bins: int) -> Any:
+def _boundaries(ramp: Any, lo: Any, dtype: Any, bins: int, scale: Any = None) -> Any:
     """The sorted sequences (one per row) that ``searchsorted`` classes the values with.
 
-    The edges are ``ramp + lo`` rounded to the host array's dtype. Floats are searched
+    The edges are ``ramp + lo`` (divided by ``scale``, a power of two per row, when given)
+    rounded to the host array's dtype. Floats are searched
     from the left (index = number of boundaries below the value): each edge becomes the
     largest value below it, so "boundary < value" is exactly "edge <= value", then come
     the largest finite value and +inf; -inf gets 0, a finite value 1 + its bucket, +inf
@@ -231,6 +240,8 @@ def _boundaries(ramp: Any, lo: Any, dtype: Any, bins: int) -> Any:
     bounds = torch.full((ramp.shape[0], bins + 2), float("inf"), dtype=exact, device=ramp.device)
     # Added in float64, then rounded to ``exact`` on the way out, as numpy's astype.
     torch.add(ramp, lo, out=bounds[:, :bins])
+    if scale is not None:  # float64 rows only: nothing is rounded on the way out
+        bounds[:, :bins].div_(scale)
     # The edges step down to the value below them, and the first +inf to the largest
     # finite value. A 0-d CPU tensor is passed to the kernel by value: no copy.
     head = bounds[:, : bins + 1]
@@ -270,12 +281,12 @@ def histogram_from_statistics(packed: np.ndarray, dtype: np.dtype, size: int) ->
             counts.size,
             bucket_count(finite),
         )
-    lo_t, hi_t = dtype.type(lo), dtype.type(hi)
+    lo_t, hi_t = _scalar_of(lo, dtype), _scalar_of(hi, dtype)
     edges = bucket_edges(lo_t, hi_t, counts.size, dtype)
     if lo_t == hi_t:
         one, _ = np.histogram(np.array([lo_t]), bins=edges.astype(np.float64))
         counts = one.astype(np.int64) * finite
-    widths = (edges[1:] - edges[:-1]).astype(np.float64)
+    widths = bucket_widths(edges)
     return Histogram(
         edges[:-1].astype(np.float64),
         widths,
@@ -285,6 +296,15 @@ def histogram_from_statistics(packed: np.ndarray, dtype: np.dtype, size: int) ->
         float(total),
         *tally,
     )
+
+
+def _scalar_of(value: float, dtype: np.dtype) -> np.generic:
+    """A float64 statistic as a value of ``dtype``; an int64 extreme may have been
+    rounded past its type's range (``2**63 - 1`` is ``2**63`` in float64): it is kept in it."""
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return dtype.type(min(max(int(value), int(info.min)), int(info.max)))
+    return dtype.type(value)
 
 
 @dataclass(frozen=True, slots=True)

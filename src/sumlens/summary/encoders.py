@@ -102,7 +102,7 @@ def _ms_value(value: summary_pb2.Summary.Value, plugin: str, encoded: Any) -> No
         wire = mindspore_histogram_bytes if kernels_ready() else protobuf_histogram_bytes
         value.histogram.MergeFromString(wire(encoded))
     elif plugin == "tensor":
-        value.tensor.CopyFrom(ms_tensor(encoded))
+        value.tensor.CopyFrom(ms_tensor(encoded, value.tag))
     elif plugin == "landscape":
         value.loss_landscape.CopyFrom(encoded)
 

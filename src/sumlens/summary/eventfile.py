@@ -53,7 +53,8 @@ class EventFile:
 
     ``seconds`` is the time in the first file's name (a later file takes the next free
     second); ``header`` returns the serialized first record of each new file (or None
-    for none). ``path`` is the current file, ``paths`` every file written so far.
+    for none); ``on_new_file(path, fd)`` is called for each new file once its header is
+    written. ``path`` is the current file, ``paths`` every file written so far.
     """
 
     directory: Path
@@ -61,6 +62,7 @@ class EventFile:
     seconds: int
     max_file_size: int | None = None
     header: Callable[[], bytes] | None = None
+    on_new_file: Callable[[Path, int], None] | None = None
     path: Path | None = dataclasses.field(default=None, init=False)
     paths: list[Path] = dataclasses.field(default_factory=list, init=False)
     _fd: int = dataclasses.field(default=-1, init=False, repr=False)
@@ -80,14 +82,22 @@ class EventFile:
         """Write records framed back to back in ``data`` (``ends[i]``: end of record i).
 
         Each write takes as many whole records as fit before the size limit; a record
-        that does not fit starts the next file.
+        that does not fit starts the next file. A record that no file can hold is left
+        out, the records after it are still written, and then the first such record's
+        :class:`RecordTooLargeError` is raised.
         """
         view = memoryview(data).cast("B")
         start, first, count = 0, 0, len(ends)
+        too_large: RecordTooLargeError | None = None
         while first < count:
             size = int(ends[first]) - start
             if self._fd < 0 or self._over_limit(size):
-                self._rotate(size)
+                try:
+                    self._rotate(size)
+                except RecordTooLargeError as err:
+                    too_large = too_large or err
+                    start, first = int(ends[first]), first + 1
+                    continue
             last = count
             if self.max_file_size is not None:
                 room = start + self.max_file_size - self._size
@@ -95,6 +105,8 @@ class EventFile:
             stop = int(ends[last - 1])
             self._write(view[start:stop], ends[first:last] - start)
             start, first = stop, last
+        if too_large is not None:
+            raise too_large
 
     def _over_limit(self, extra: int) -> bool:
         return self.max_file_size is not None and self._size + extra > self.max_file_size
@@ -122,6 +134,8 @@ class EventFile:
             path.unlink()
             raise
         self.paths.append(path)
+        if self.on_new_file is not None:
+            self.on_new_file(path, self._fd)
 
     def _write(self, data: bytes | bytearray | memoryview, ends: np.ndarray) -> None:
         """Append the whole records in ``data`` (``ends``: their end offsets) that fit.

@@ -20,7 +20,9 @@ class Item:
     :class:`~sumlens.io.events.Histogram`); graph/lineage/landscape -> protobuf message.
     ``nbytes`` estimates the encoded size (for the 2 GiB check); ``held`` is the memory
     the value holds until it is written (its snapshot), which may be far larger (a
-    histogram of a big tensor). The queue bound counts the larger of the two.
+    histogram of a big tensor). The queue bound counts the larger of the two. ``export``:
+    also saved as a file of its own (``export_options``); ``summary``: written to the
+    summary file (False for a value only exported, too large for ``max_file_size``).
     """
 
     plugin: str
@@ -29,6 +31,7 @@ class Item:
     nbytes: int = 64
     export: bool = False
     held: int = 0
+    summary: bool = True
 
 
 @dataclass(slots=True)

@@ -30,6 +30,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -132,14 +133,15 @@ class EncoderPool:
             thread.join()
 
 
-def _finish(item: Item, job: Item | Future) -> Any:
-    """The encoded value of ``item`` (from its pool job, or encoded here); None if it failed.
+def _finish(item: Item, job: Item | Future, encode: Callable[[Item], Any]) -> Any:
+    """The encoded value of ``item`` (from its pool job, or ``encode``-d here); None if it
+    failed.
 
     One bad value (an empty scalar, an image that cannot be tiled) is logged and left out;
     it never stops the writer or the rest of its step.
     """
     try:
-        return job.result() if isinstance(job, Future) else encode_value(item)
+        return job.result() if isinstance(job, Future) else encode(item)
     except Exception as err:
         _value_lost(item, err)
         return None
@@ -185,6 +187,9 @@ class WriterPipeline:
         self._progress = threading.Event()
         self._wake = threading.Event()
         self._error: BaseException | None = None
+        self.image_seconds = 0.0
+        """Seconds spent encoding images so far (PNG: the costly part of an image)."""
+        self._image_lock = threading.Lock()
         self.failed = False
         """True from the first failed write on (see the module docstring)."""
         self._workers = workers
@@ -404,9 +409,10 @@ class WriterPipeline:
         use_pool = heavy > 1 and self._workers > 1
         if use_pool and self._pool is None:
             self._pool = EncoderPool(self._workers)
+        encode = self._encode
         started = [
             [
-                self._pool.submit(lambda item=item: encode_value(item))
+                self._pool.submit(lambda item=item: encode(item))
                 if use_pool and is_heavy(item)
                 else item
                 for item in batch.items
@@ -414,9 +420,23 @@ class WriterPipeline:
             for batch in batches
         ]
         return [
-            (batch, [_finish(item, job) for item, job in zip(batch.items, jobs, strict=True)])
+            (
+                batch,
+                [_finish(item, job, encode) for item, job in zip(batch.items, jobs, strict=True)],
+            )
             for batch, jobs in zip(batches, started, strict=True)
         ]
+
+    def _encode(self, item: Item) -> Any:
+        """:func:`encode_value`, timing images (see :attr:`image_seconds`)."""
+        if item.plugin != "image":
+            return encode_value(item)
+        start = time.perf_counter()
+        try:
+            return encode_value(item)
+        finally:
+            with self._image_lock:
+                self.image_seconds += time.perf_counter() - start
 
     def _add_step(self, batch: StepBatch, values: list[Any], out: _Output) -> None:
         """Serialize one step into ``out`` (and export its tensors)."""
@@ -424,6 +444,7 @@ class WriterPipeline:
             for item, value in zip(batch.items, values, strict=True):
                 if item.export and value is not None:
                     self._guard(lambda i=item, v=value: self._export(batch, i, v), "export")
+        values = [v if item.summary else None for item, v in zip(batch.items, values, strict=True)]
         step = self._serialize(batch, values)
         for payload in step.summary:
             out.add_summary(encode_record(payload))

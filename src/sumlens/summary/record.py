@@ -17,6 +17,8 @@ the packages built on it.
 from __future__ import annotations
 
 import contextvars
+import functools
+import logging
 import math
 import os
 import sys
@@ -28,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from sumlens._checks import check_directory
-from sumlens._log import logger, warn_once
+from sumlens._log import log_once, logger, warn_once
 from sumlens._numba import prepare as prepare_kernels
 from sumlens.io.framing import encode_record
 from sumlens.io.naming import (
@@ -49,16 +51,18 @@ from sumlens.summary.convert import (
 )
 from sumlens.summary.device_histogram import SMALL_TENSOR, DeviceHistogram, device_statistics
 from sumlens.summary.encoders import ENCODERS, version_payload
-from sumlens.summary.eventfile import EventFile
+from sumlens.summary.eventfile import EventFile, RecordTooLargeError
 from sumlens.summary.export import NpyExporter, check_export_options
 from sumlens.summary.histogram import compiled_histogram
 from sumlens.summary.image import nchw_shape
 from sumlens.summary.items import Item, StepBatch
 from sumlens.summary.kernels import WRITER_KERNELS, histogram_ready
+from sumlens.summary.live_writers import check_new_file, live_files, say_shared
 from sumlens.summary.messages import MESSAGE_PLUGINS, message_of
 from sumlens.summary.pipeline import MAX_PENDING_BYTES, WriterPipeline
 from sumlens.summary.scalar_block import ScalarCollector
-from sumlens.summary.tensor import check_tensor_dtype
+from sumlens.summary.step_size import oversized, oversized_scalars
+from sumlens.summary.tensor import check_tensor_dtype, check_tensor_shape
 from sumlens.summary.values import check_name, check_real_dtype, value_dtype
 
 TENSOR_PLUGINS = ("scalar", "image", "tensor", "histogram")
@@ -112,7 +116,10 @@ class SummaryRecord:
     numpy and our kernels release the GIL, so threads work in parallel without copying
     data to other processes). ``max_file_size`` (bytes) rotates to a new summary file,
     named with the next free second, before one would exceed it (the lineage file, a few
-    small records that MindInsight needs together, is not split). ``raise_exception=True`` re-raises
+    small records that MindInsight needs together, is not split); a step that no file of
+    that size can hold is not written, and :meth:`record` says so at once. Two writers of
+    one rank recording into one directory at once (MindInsight would mix their runs) get
+    one warning (:mod:`sumlens.summary.live_writers`). ``raise_exception=True`` re-raises
     write errors (disk full, file too large ...) on your thread at the next call; otherwise
     they are logged once. ``export_options={"tensor_format": "npy"}`` also saves every
     tensor as a ``.npy`` file. ``file_format="tensorboard"`` writes TensorBoard event files
@@ -159,9 +166,15 @@ class SummaryRecord:
         _check_module("network", network)
 
         self.network = network
+        self._max_file_size = max_file_size
+        self._room = None if max_file_size is None else max_file_size - _header_bytes(file_format)
+        """Bytes a file holds besides its version record (None: no limit)."""
         self._graph: Any = None
         """A ``sumlens.graph.capturing.PendingGraph`` until the network's graph is written."""
         self._graph_done = False
+        self._calls: Any = None
+        """A ``sumlens.graph.capturing.OutermostCalls`` until the first ``record``: the
+        inputs of a ``train_network`` called before it (see :meth:`_add_graph`)."""
         self.file_format = file_format
         self.raise_exception = raise_exception
         self._mode = "train"
@@ -189,6 +202,7 @@ class SummaryRecord:
             seconds,
             max_file_size,
             header=lambda: version_payload(file_format, time.time()),
+            on_new_file=functools.partial(check_new_file, directory, rank),
         )
         # No size limit for lineage: its few small records must stay in one file, since
         # MindInsight rejects a lineage file holding custom lineage data alone.
@@ -212,9 +226,27 @@ class SummaryRecord:
             max_pending_bytes=max_pending_bytes,
             scalar_rows=self._scalar_steps,
         )
+        self._directory, self._rank = directory, rank
+        self._say_if_shared()
         registry.register(self)
         if network is not None:
             self._watch_network(network)
+        elif "torch" in sys.modules:  # a model of this run may be called before record()
+            from sumlens.graph.capturing import OutermostCalls
+
+            self._calls = OutermostCalls()
+
+    def _say_if_shared(self) -> None:
+        """Warn if another writer of this rank records into this directory now: an open
+        record of this process, or a live writer's file (:mod:`sumlens.summary.live_writers`;
+        checked again by each new file this record writes)."""
+        directory, rank = self._directory, self._rank
+        if any(r._directory == directory and r._rank == rank for r in registry.open_records()):
+            say_shared(directory, rank, "another SummaryRecord of this process")
+            return
+        others = live_files(directory, rank)
+        if others:
+            say_shared(directory, rank, f"in another process: its {others[0].name} is open")
 
     # ---- properties ----------------------------------------------------------------------
 
@@ -236,6 +268,15 @@ class SummaryRecord:
         wait for the writer (see ``SummaryCollector``'s input images) reads it first.
         """
         return self._pipeline.pending_bytes
+
+    @property
+    def image_seconds(self) -> float:
+        """Seconds the writer has spent encoding images (PNG) for this record so far.
+
+        A caller that would rather skip an image than have its encoding slow training
+        (``SummaryCollector``'s input images) weighs it against the time that passed.
+        """
+        return self._pipeline.image_seconds
 
     @property
     def mode(self) -> str:
@@ -308,11 +349,18 @@ class SummaryRecord:
         pool[slot] = item
 
     def _say_closed(self, call: str) -> None:
-        """Say once per record that values given to it after ``close()`` are not written."""
+        """Say once per record that what is given to it after ``close()`` is not written
+        (``add_value``, ``record`` and ``flush`` alike: a loop that goes on after the close
+        would otherwise log a line per call)."""
         if self._forked or self._said_closed:  # a forked child: the parent records
             return
         self._said_closed = True
-        logger.error("%r is closed; %s and later values given to it are not written", self, call)
+        logger.error(
+            "%r is closed; %s wrote nothing, and later calls to it write nothing either "
+            "(not logged again)",
+            self,
+            call,
+        )
 
     def _make_item(self, plugin: str, name: Any, value: Any, dataformats: str = "NCHW") -> Item:
         if plugin in TENSOR_PLUGINS:
@@ -374,14 +422,18 @@ class SummaryRecord:
         Returns immediately (the writing happens in the background); False if the record
         is closed, and from the first failed write on (a full disk ...: logged once, and
         raised here with ``raise_exception=True``), since what was recorded is then not
-        all on disk; later steps are still written where they can be. In train mode,
+        all on disk; later steps are still written where they can be. A step whose record
+        surely cannot fit ``max_file_size`` (:mod:`sumlens.summary.step_size`) is not
+        written and said at once: False (logged once), or raised here. In train mode,
         values from summary operators are written too; in eval mode they are discarded.
         ``plugin_filter(plugin)`` returning False drops that plugin's values of this step.
 
         The graph of ``network`` (or, without one, of the first ``train_network`` given
         here) is written once, with the first record after the network's first forward
-        call (whose inputs serve as the example): that record takes as long as the
-        capture (see :mod:`sumlens.graph`), later ones are not slowed.
+        call (whose inputs serve as the example; a ``train_network`` first given after
+        its call, at the record's first ``record``, is captured from that call): that
+        record takes as long as the capture (see :mod:`sumlens.graph`), later ones are
+        not slowed.
         """
         _check_type("step", step, int, "an int")
         if not INT64_MIN <= step <= INT64_MAX:
@@ -392,11 +444,12 @@ class SummaryRecord:
         if self._forked:
             return False
         if self._closed:
-            logger.error("The record writer is closed; record(%d) wrote nothing", step)
+            self._say_closed(f"record({step})")
             return False
         self._raise_pending()
         if not self._graph_done:
             self._add_graph(train_network)
+        self.stop_keeping_calls()
         wall = time.time()
         scalars = self._scalars
         if plugin_filter is not None and scalars and not plugin_filter("scalar"):
@@ -405,8 +458,18 @@ class SummaryRecord:
             self._op_values.clear()
             if scalars:  # only plain scalars this step: the fast lane, one row appended
                 self._scalars = {}
-                if self._scalar_steps.add_step(step, wall, scalars):
+                too_large: list[str] = []
+                least = 0
+                if self._room is not None:
+                    too_large, least = oversized_scalars(
+                        step, scalars, self.file_format, self._room
+                    )
+                    for tag in too_large:
+                        del scalars[tag]
+                if scalars and self._scalar_steps.add_step(step, wall, scalars):
                     self._hand_over()
+                if too_large:
+                    return self._too_large(step, [f"{t}/scalar" for t in too_large], least)
             return not self._pipeline.failed
         pool, self._pool = self._pool, {}
         ops, self._op_values = self._op_values, {}
@@ -417,29 +480,77 @@ class SummaryRecord:
         items += pool.values()
         if plugin_filter is not None:
             items = [item for item in items if plugin_filter(item.plugin)]
+        oversize: list[Item] = []
+        least = 0
+        if self._room is not None:
+            oversize, least = oversized(items, step, self.file_format, self._room)
+            for item in oversize:  # an exported tensor is still exported (not size-bound)
+                item.summary = False
+            items = [item for item in items if item.summary or item.export]
         batch = StepBatch(step, wall, items)
         self._check_size(batch)
         self._hand_over(batch if items else None)
+        if oversize:
+            return self._too_large(step, [f"{o.tag}/{o.plugin}" for o in oversize], least)
         return not self._pipeline.failed
 
+    def _too_large(self, step: int, names: list[str], least: int) -> bool:
+        """Say that ``names`` of ``step`` cannot fit any file (once per record; raised
+        with ``raise_exception=True``); False, ``record()``'s answer for that step."""
+        shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+        message = (
+            f"step {step}: the record of {shown} needs at least {least} bytes, more than "
+            f"max_file_size={self._max_file_size} holds besides the file's "
+            f"{self._max_file_size - self._room}-byte version record; not written "
+            "(raise max_file_size, or record fewer or smaller values per step)"
+        )
+        if self.raise_exception:
+            raise RecordTooLargeError(message)
+        log_once(
+            f"record-too-large:{id(self)}",
+            logging.ERROR,
+            "%s; record() returns False for such steps (later ones are not logged)",
+            message,
+        )
+        return False
+
     def _watch_network(self, network: Any) -> None:
-        """Keep the inputs of ``network``'s first forward call, to capture its graph."""
+        """Keep the inputs of ``network``'s first forward call, to capture its graph: a
+        call already made while this record was open (held since its creation), else
+        the next one."""
         # Imported here, not above: sumlens.graph needs torch, which the writer does not
         # load. ``network`` is a torch Module, so torch is loaded by now.
         from sumlens.graph.capturing import PendingGraph
 
-        self._graph = PendingGraph(network)
+        inputs = None if self._calls is None else self._calls.inputs_of(network)
+        self._graph = PendingGraph(network, inputs)
+
+    def stop_keeping_calls(self) -> None:
+        """Keep no earlier forward calls for a ``train_network`` given to :meth:`record`
+        (its graph then comes from its next call).
+
+        Until its first ``record``, a record keeps the inputs of each model's first call,
+        so that a network given only then is captured at once; every module call costs a
+        little more meanwhile. A collaborator that captures the graph by itself
+        (``SummaryCollector``) calls this right away.
+        """
+        if self._calls is not None:
+            self._calls.release()
+            self._calls = None
 
     def _add_graph(self, train_network: Any) -> None:
         """Add the network's graph to this step once its first forward call has happened.
 
-        Captured on this thread: ``torch.export`` briefly swaps the live module's
-        parameters for fake tensors, which must not happen while another thread trains it.
+        A ``train_network`` given at the first ``record`` after its forward call (as
+        MindSpore's one-shot usage does) is captured at once, from that call's inputs;
+        given later, from its next call. Captured on this thread: ``torch.export``
+        briefly swaps the live module's parameters for fake tensors, which must not
+        happen while another thread trains it.
         """
         if self._graph is None:
-            if train_network is not None:
-                self._watch_network(train_network)
-            return
+            if train_network is None:
+                return
+            self._watch_network(train_network)
         if not self._graph.ready():
             return
         pending, self._graph = self._graph, None
@@ -508,7 +619,7 @@ class SummaryRecord:
         if self._forked:
             return
         if self._closed:
-            logger.error("The record writer is closed and can not flush")
+            self._say_closed("flush() (it can not flush)")
             return
         self._hand_over()
         self._pipeline.flush()
@@ -520,6 +631,7 @@ class SummaryRecord:
             return
         self._closed = True
         registry.unregister(self)
+        self.stop_keeping_calls()
         if self._graph is not None:
             self._say_no_graph()
             self._graph.cancel()
@@ -554,6 +666,9 @@ class SummaryRecord:
         """In a forked child: never write, never wait (the writer thread stayed in the parent)."""
         self._forked = True
         self._graph_done = True
+        if self._calls is not None:  # the child's hooks are gone already (at its fork)
+            self._calls.abandon()
+            self._calls = None
         self._pool, self._op_values, self._scalars = {}, {}, {}
         self._scalar_steps.reset_after_fork()
 
@@ -578,13 +693,17 @@ class SummaryRecord:
         return f"SummaryRecord({self.log_dir!r}, {state})"
 
 
+def _header_bytes(file_format: str) -> int:
+    """Bytes of the version record every file starts with (the same for every wall time)."""
+    return len(encode_record(version_payload(file_format, time.time())))
+
+
 def _smallest_file(file_format: str) -> int:
     """Bytes of the smallest file that holds a step: its version record and one scalar
     (a one-letter tag at a step below 128)."""
     wall = time.time()
-    header = encode_record(version_payload(file_format, wall))
     step = ENCODERS[file_format](StepBatch(1, wall, [Item("scalar", "x", 0.0)]), [0.0])
-    return len(header) + sum(len(encode_record(payload)) for payload in step.summary)
+    return _header_bytes(file_format) + sum(len(encode_record(p)) for p in step.summary)
 
 
 def _plain_scalar(value: Any) -> float | None:
@@ -643,6 +762,7 @@ def _tensor_item(
             return Item(plugin, name, compiled_histogram(host), nbytes=4096)
         array = snapshot(value, name)
         return Item(plugin, name, array, nbytes=4096, held=array.nbytes)
+    check_tensor_shape(shape, name)
     nbytes = _check_budget(plugin, name, 4 * size + 64, budget)
     array = snapshot(value, name)
     check_tensor_dtype(array.dtype, name)

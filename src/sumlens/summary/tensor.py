@@ -3,13 +3,24 @@
 MindSpore stores the values of all dtypes in ``TensorProto.float_data`` (so int64 values
 beyond 2**24 lose precision, as they do there); MindInsight reads only that field.
 TensorBoard tensors keep their own dtype in ``tensor_content``.
+
+What the writer accepts, the readers must read back (a value they refuse takes its whole
+step with it in MindSpore's format). So a tensor has at most
+:data:`~sumlens.io.decode.MAX_DIMS` dimensions (refused where it is added, see
+:func:`check_tensor_shape`), and an integer near the top of a 32- or 64-bit type is
+written as the largest float32 within the type: float32 rounding would make
+``2**31 - 1`` into ``2**31``, which no int32 holds, and readers refuse such a value.
+A float64 beyond float32's range becomes an infinity, as in MindSpore (said once per
+tag); TensorBoard's format keeps every value exactly.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from sumlens._log import warn_once
 from sumlens._proto import anf_ir_pb2, tensorboard_pb2
+from sumlens.io.decode import MAX_DIMS
 from sumlens.summary.wire import packed_field
 
 _FLOAT_DATA_FIELD = 3
@@ -53,10 +64,58 @@ def check_tensor_dtype(dtype: np.dtype, name: str) -> None:
         raise TypeError(f"{name} has dtype {dtype}, which cannot be recorded; use {allowed}")
 
 
-def ms_tensor(array: np.ndarray) -> anf_ir_pb2.TensorProto:
+def check_tensor_shape(shape: tuple[int, ...], name: str) -> None:
+    """Raise ``ValueError`` for a shape that readers refuse (more than ``MAX_DIMS`` dims)."""
+    if len(shape) > MAX_DIMS:
+        raise ValueError(
+            f"tensor {name!r} has {len(shape)} dimensions {shape}; at most {MAX_DIMS} can be "
+            "recorded (readers refuse more, and in MindSpore's format its whole step with "
+            "it): reshape it"
+        )
+
+
+def _float32_tops() -> dict[np.dtype, np.float32]:
+    """For each integer dtype float32 cannot hold exactly at its top: the largest float32
+    not above the type's largest value."""
+    tops = {}
+    for dtype in MS_DTYPES:
+        if dtype.kind in "iu":
+            top = int(np.iinfo(dtype).max)
+            rounded = np.float32(top)
+            if int(rounded) > top:
+                tops[dtype] = np.nextafter(rounded, np.float32(0))
+    return tops
+
+
+_FLOAT32_TOPS = _float32_tops()
+
+
+def float32_values(array: np.ndarray, name: str = "tensor") -> np.ndarray:
+    """The values of ``array``, flat, as MindSpore's ``float_data`` holds them (see the
+    module doc: integers kept within their type, float64 overflow to infinity said once)."""
+    flat = array.reshape(-1)
+    top = _FLOAT32_TOPS.get(array.dtype)
+    if top is not None:
+        values = flat.astype(np.float32)
+        return np.minimum(values, top, out=values)
+    if array.dtype == np.float64:
+        with np.errstate(over="ignore"):
+            values = flat.astype(np.float32)
+        if np.isinf(values).any() and not np.isinf(flat[np.isinf(values)]).all():
+            warn_once(
+                f"tensor-float32-overflow:{name}",
+                "tensor %r holds float64 values beyond float32's range: MindSpore's format "
+                "stores them as infinities (file_format='tensorboard' keeps them)",
+                name,
+            )
+        return values
+    return flat
+
+
+def ms_tensor(array: np.ndarray, name: str = "tensor") -> anf_ir_pb2.TensorProto:
     """A MindSpore TensorProto of ``array`` (dtype checked by :func:`check_tensor_dtype`)."""
     proto = anf_ir_pb2.TensorProto(dims=array.shape, data_type=MS_DTYPES[array.dtype])
-    proto.MergeFromString(packed_field(_FLOAT_DATA_FIELD, array.reshape(-1), "f4"))
+    proto.MergeFromString(packed_field(_FLOAT_DATA_FIELD, float32_values(array, name), "f4"))
     return proto
 
 

@@ -12,15 +12,18 @@ the first five parameters or those matching ``histogram_regular``; names without
 the first input when it is NCHW with 1 or 3 channels: its first :data:`INPUT_IMAGES`
 images, shrunk to at most :data:`INPUT_IMAGE_SIDE` pixels a side; MindSpore writes the whole
 batch, which at real sizes costs more than the training step; dropped, and counted, while
-the writer is behind), the model graph once, the dataset graph
+the writer is behind or encoding them has taken more than a small share of the run's time,
+:data:`INPUT_IMAGE_SHARE`), the model graph once, the dataset graph
 once, train/eval lineage at the end of a run, custom lineage once and, when
 ``collect_landscape`` is given, the weights for loss-landscape plots in
 ``<summary_dir>/ckpt_dir``. Summary operators inside the network are written at the
 collected steps (the collector's record is the active one during the run).
 
 Schedule: the first step of a run is always collected, then every step that is a multiple
-of ``collect_freq`` (epochs in sink mode); tensor data (``TensorSummary``) follows its own
-schedule (:func:`sumlens.train.collector_config.tensor_range`). No step is written twice.
+of ``collect_freq`` (epochs in sink mode): each collected step has the loss, the learning
+rate, the weight histograms, the input images and the summary operators' values, as in
+MindSpore. Only tensor data (``TensorSummary``) follows its own schedule
+(:func:`sumlens.train.collector_config.tensor_range`). No step is written twice.
 Nothing collected waits for the device: a loss or learning rate living on a GPU is handed
 to the record as a tensor, which copies it to the host asynchronously for the writer.
 
@@ -35,6 +38,7 @@ import contextlib
 import json
 import os
 import re
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -71,6 +75,13 @@ INPUT_IMAGE_SIDE = 256
 INPUT_BACKLOG_BYTES = 32 * 1024 * 1024
 """A collected step's input images are dropped (counted, said once) while more than this
 many bytes wait for the writer: training never waits for images to be encoded."""
+INPUT_IMAGE_SHARE = 0.03
+INPUT_IMAGE_FREE_SECONDS = 0.1
+"""A collected step's input images are also dropped (counted, said once) while encoding
+those of the run has taken the writer more than :data:`INPUT_IMAGE_FREE_SECONDS` plus
+:data:`INPUT_IMAGE_SHARE` of the run's time: on a machine whose cores the training uses,
+the writer's PNG work is taken from the training step. At ``collect_freq=10`` a sample
+costs far less than that; at ``collect_freq=1`` on fast steps some are dropped."""
 HISTOGRAM_NAMES_SHOWN = 10
 """Parameter names listed when ``histogram_regular`` matches none of them."""
 _WRAPPER_PARTS = ("module", "_orig_mod")
@@ -298,6 +309,8 @@ class SummaryCollector(Callback):
         self._graph_watch: Any = None
         self._logged_plan = False
         self._images_dropped = 0
+        self._image_clock = (time.perf_counter(), 0.0)
+        """When the run began and the record's image seconds then (the images' budget)."""
 
     def _open_record(self) -> None:
         """Open the run's record and enter it, so that it is the active record of the
@@ -309,6 +322,7 @@ class SummaryCollector(Callback):
             raise_exception=False,
             export_options=self._export_options or None,
         )
+        record.stop_keeping_calls()  # the graph is captured here, from watch_inputs
         stack = contextlib.ExitStack()
         self._record = stack.enter_context(record)
         self._record_stack = stack
@@ -421,6 +435,7 @@ class SummaryCollector(Callback):
         self._start_step = int(cb.get("initial_step", 0) or 0)
         self._start_epoch = int(cb.get("cur_epoch_num", 0) or 0)
         if mode == "train":
+            self._image_clock = (time.perf_counter(), record.image_seconds)
             self._log_plan()
             if self._graph and not self._graph_saved:
                 network = _unwrap(cb.get("network", None))
@@ -444,7 +459,7 @@ class SummaryCollector(Callback):
         if self._images_dropped:
             logger.warning(
                 "SummaryCollector: the input images of %d collected steps were dropped "
-                "because the summary writer was behind",
+                "because the summary writer was behind (or over the images' share of time)",
                 self._images_dropped,
             )
             self._images_dropped = 0
@@ -496,8 +511,11 @@ class SummaryCollector(Callback):
 
     def _collect(self, cb: Any, current: int) -> bool:
         """Collect this step (``current``: the step, or the epoch in sink mode) if it is
-        due: the first of the run always, then every ``collect_freq``-th; tensor data on
-        its own schedule (``tensor_range``). True if the step was written."""
+        due: the first of the run always, then every ``collect_freq``-th, with the input
+        images, the loss, the learning rate, the weight histograms and the summary
+        operators' values; tensor data (``TensorSummary``) alone follows its own schedule
+        (``tensor_range``), so a step due only for it writes nothing else, as in
+        MindSpore's ``_collect_tensor_data``. True if the step was written."""
         record = self._record
         step = current if not self._sink else cb.cur_step_num
         if self._mode != "train" or step == self._last_collected:
@@ -523,11 +541,10 @@ class SummaryCollector(Callback):
                 plugin_filter = _no_tensors
             else:
                 return False
-        if plugin_filter is not _only_tensors:  # their values would be dropped anyway
+        if plugin_filter is not _only_tensors:  # a tensor-only step would drop them all
+            self._collect_input(cb)
             self._collect_loss(cb)
             self._collect_lr(cb)
-        if plugin_filter is None:  # a tensor step: images and histograms are kept too
-            self._collect_input(cb)
             self._collect_histograms(cb)
         record.record(step, plugin_filter=plugin_filter)
         self._last_collected = step
@@ -554,16 +571,26 @@ class SummaryCollector(Callback):
             )
             self._input = False
             return
-        if self._record.pending_bytes > INPUT_BACKLOG_BYTES:
+        if self._record.pending_bytes > INPUT_BACKLOG_BYTES or self._images_over_budget():
             self._images_dropped += 1
             if self._images_dropped == 1:
                 logger.warning(
-                    "SummaryCollector: the summary writer is behind; input images of steps "
+                    "SummaryCollector: the summary writer is behind (or encoding input images "
+                    "would take more than %d%% of the run's time); input images of steps "
                     "collected meanwhile are dropped rather than slowing training (the count "
-                    "is logged at the end of the run)"
+                    "is logged at the end of the run)",
+                    round(INPUT_IMAGE_SHARE * 100),
                 )
             return
         self._record.add_value("image", "input_data/auto", _image_sample(data))
+
+    def _images_over_budget(self) -> bool:
+        """Whether encoding this run's input images has taken more than its share so far
+        (see :data:`INPUT_IMAGE_SHARE`)."""
+        started, seconds_before = self._image_clock
+        spent = self._record.image_seconds - seconds_before
+        allowed = INPUT_IMAGE_FREE_SECONDS + INPUT_IMAGE_SHARE * (time.perf_counter() - started)
+        return spent > allowed
 
     def _net_output(self, cb: Any) -> Any:
         """The network's output (its first one when there are several), or None."""

@@ -1,0 +1,112 @@
+"""Telling that another writer records into the same directory at the same time.
+
+MindInsight and TensorBoard show one directory as one run, so two writers of the same
+rank recording into one directory at once interleave two runs' values: what MindSpore's
+docs call abnormal data (one directory, one training). ``SummaryRecord`` warns once when
+it finds such a writer: in this process through the open records, in other processes
+through locks. A writer holds a non-blocking exclusive ``flock`` on each summary file
+while it has it open; the lock goes with the file's last descriptor, so a closed file,
+or one whose process has died however it died, holds none. A new writer that can not
+take a shared lock on a writable file of its rank in its directory has found a live
+writer. Nothing is added to the directory (the lock is on the event file itself, and
+readers never lock). Where ``fcntl`` is missing (Windows) only one process's records
+are told apart.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+from collections.abc import Collection
+from pathlib import Path
+
+from sumlens._log import warn_once
+from sumlens.io.naming import file_kind, file_rank
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+
+_EVENT_KINDS = ("summary", "tensorboard")
+
+
+def hold(fd: int) -> None:
+    """Mark the summary file open on ``fd`` as a live writer's (until it is closed)."""
+    if fcntl is None:  # pragma: no cover - Windows
+        return
+    with contextlib.suppress(OSError):  # a file system without locks: not told apart
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+def _rank_of(name: str) -> int | None:
+    """The rank a summary file name carries (TensorBoard names of ours end in it)."""
+    if file_kind(name) == "summary":
+        return file_rank(name)
+    last = name.rsplit(".", 1)[-1]
+    return int(last) if last.isdigit() else None
+
+
+def _held(path: Path) -> bool:
+    """Whether another open file holds ``path``'s lock (a shared lock can not be taken)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:  # gone, or not ours to read
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)  # releases the shared lock, if it was taken
+    return False
+
+
+def live_files(directory: Path, rank: int, own: Collection[Path] = ()) -> list[Path]:
+    """Summary files of ``rank`` in ``directory`` that another live writer holds.
+
+    Only files still writable are asked (a writer makes its files read-only when it
+    closes them), so a directory of many finished files costs one ``stat`` each.
+    """
+    if fcntl is None:  # pragma: no cover - Windows
+        return []
+    found = []
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return []
+    for entry in entries:
+        path = Path(entry.path)
+        if file_kind(entry.name) not in _EVENT_KINDS or _rank_of(entry.name) != rank:
+            continue
+        try:
+            writable = entry.is_file() and entry.stat().st_mode & stat.S_IWUSR
+        except OSError:
+            continue
+        if writable and path not in own and _held(path):
+            found.append(path)
+    return found
+
+
+def say_shared(directory: Path, rank: int, where: str) -> None:
+    """Warn, once per directory and rank, that another writer records there (``where``)."""
+    warn_once(
+        f"shared-directory:{directory}:{rank}",
+        "another summary writer records into %s at the same time (rank %d, %s): "
+        "MindInsight and TensorBoard show one directory as one run, so the two runs' "
+        "values are mixed; give each run a directory of its own",
+        directory,
+        rank,
+        where,
+    )
+
+
+def check_new_file(directory: Path, rank: int, path: Path, fd: int) -> None:
+    """For a summary file just created: hold it, and warn if another writer is live."""
+    hold(fd)
+    others = live_files(directory, rank, own=(path,))
+    if others:
+        say_shared(directory, rank, f"in another process: its {others[0].name} is open")
