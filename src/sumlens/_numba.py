@@ -31,10 +31,11 @@ stamp (its holder died) it takes the lock and compiles in turn. Many processes s
 together (ranks of one job, a sweep, a crashing job restarted over and over) so cost one
 compile, not one each. On POSIX the child shares its parent's hold on the lock (one open
 file), so the lock lasts exactly as long as either of them; and the child ends when its
-parent ends (it watches a pipe from the parent and exits at end of file), so a killed
-parent leaves no compile behind. A process that ends before the compile does ends it too,
-but numba has cached every kernel compiled by then, and the next compile goes on from
-there. A process forked from a parent drops its copies of the lock and the pipe. If the
+parent ends (it watches a pipe from the parent and exits at end of file; on Linux the
+kernel also kills it at once, ``PR_SET_PDEATHSIG``, however long the compiler holds the
+GIL), so a killed parent leaves no compile behind. A process that ends before the compile
+does ends it too, but numba has cached every kernel compiled by then, and the next compile
+goes on from there. A process forked from a parent drops its copies of the lock and the pipe. If the
 child fails, its parent says so once and compiles in-process, still holding the lock; if
 the cache cannot be locked at all, the process says so once and compiles in-process.
 """
@@ -109,6 +110,14 @@ def orphaned():
     os._exit(1)
 
 threading.Thread(target=orphaned, daemon=True).start()
+if sys.platform == "linux":  # also at once, however long the compiler holds the GIL
+    import ctypes, signal
+    try:  # PR_SET_PDEATHSIG: killed when the thread that started us (it waits on us) ends
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)
+    except (AttributeError, OSError):
+        pass
+    if os.getppid() != int(sys.argv[3]):  # the parent ended before that
+        os._exit(1)
 try:
     os.nice(10)
 except (AttributeError, OSError):
@@ -118,7 +127,8 @@ from sumlens._numba import _call
 _call(sys.argv[1])
 Path(sys.argv[2]).touch()
 """
-"""What a compiling child runs (``python -c``), with the warm-up target and the stamp path."""
+"""What a compiling child runs (``python -c``), with the warm-up target, the stamp path and
+its parent's pid."""
 
 _log = logging.getLogger("sumlens")
 
@@ -257,7 +267,7 @@ class KernelSet:
         with tempfile.TemporaryFile() as errors:
             try:
                 child = subprocess.Popen(
-                    [sys.executable, "-c", _CHILD_CODE, self.warm, str(stamp)],
+                    [sys.executable, "-c", _CHILD_CODE, self.warm, str(stamp), str(os.getpid())],
                     env=env,
                     stdin=subprocess.PIPE,
                     stdout=subprocess.DEVNULL,

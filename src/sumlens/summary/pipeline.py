@@ -59,6 +59,11 @@ WAKE_SECONDS = BLOCK_SECONDS
 """How often the writer drains the queue when nobody asks it to."""
 WAKE_BYTES = 4 * 1024 * 1024
 """Queued bytes at which the caller wakes the writer at once."""
+POOL_MIN_BYTES = 256 * 1024
+"""Bytes of heavy values (images, tensors, unbinned histograms) a round must hold before
+they are encoded on the pool: handing a few small values to other threads costs more than
+encoding them here (a thread switch each, and threads that compete with training for the
+cores)."""
 
 
 @dataclass(slots=True)
@@ -404,9 +409,10 @@ class WriterPipeline:
             self._progress.set()
 
     def _encode_values(self, batches: list[StepBatch]) -> list[tuple[StepBatch, list[Any]]]:
-        """Encode each item's value, on the pool when there is more than one heavy item."""
-        heavy = sum(is_heavy(item) for batch in batches for item in batch.items)
-        use_pool = heavy > 1 and self._workers > 1
+        """Encode each item's value, on the pool when there is more than one heavy item and
+        together they are big enough to be worth it (:data:`POOL_MIN_BYTES`)."""
+        heavy = [item.held for batch in batches for item in batch.items if is_heavy(item)]
+        use_pool = len(heavy) > 1 and sum(heavy) >= POOL_MIN_BYTES and self._workers > 1
         if use_pool and self._pool is None:
             self._pool = EncoderPool(self._workers)
         encode = self._encode

@@ -75,7 +75,7 @@ INPUT_IMAGE_SIDE = 256
 INPUT_BACKLOG_BYTES = 32 * 1024 * 1024
 """A collected step's input images are dropped (counted, said once) while more than this
 many bytes wait for the writer: training never waits for images to be encoded."""
-INPUT_IMAGE_SHARE = 0.03
+INPUT_IMAGE_SHARE = 0.02
 INPUT_IMAGE_FREE_SECONDS = 0.1
 """A collected step's input images are also dropped (counted, said once) while encoding
 those of the run has taken the writer more than :data:`INPUT_IMAGE_FREE_SECONDS` plus
