@@ -162,6 +162,15 @@ def wait_for(probe: Callable[[], T | None], timeout: float, interval: float = 0.
         time.sleep(interval)
 
 
+def assert_same_buckets(actual: Histogram, expected: Histogram) -> None:
+    """Equal buckets, counts of non-finite values and extremes (the sum is the caller's)."""
+    np.testing.assert_array_equal(actual.counts, expected.counts)
+    np.testing.assert_array_equal(actual.left, expected.left)
+    np.testing.assert_array_equal(actual.width, expected.width)
+    for field in ("count", "nan_count", "pos_inf_count", "neg_inf_count", "min", "max"):
+        assert getattr(actual, field) == getattr(expected, field), field
+
+
 def edge_values(values: np.ndarray, reference: Histogram) -> int:
     """How many finite ``values`` lie within 1e-6 (relative to the range) of an inner edge."""
     finite = np.sort(values[np.isfinite(values)].astype(np.float64))

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from summary_helpers import assert_same_buckets
 
 from sumlens import SummaryRecord
 from sumlens.io import Histogram, iter_events
@@ -85,14 +86,6 @@ def assert_sound(hist: Histogram, values: np.ndarray) -> None:
     assert top >= hist.max or top == pytest.approx(hist.max, rel=1e-15)
 
 
-def assert_same(actual: Histogram, expected: Histogram) -> None:
-    np.testing.assert_array_equal(actual.counts, expected.counts)
-    np.testing.assert_array_equal(actual.left, expected.left)
-    np.testing.assert_array_equal(actual.width, expected.width)
-    for field in ("count", "nan_count", "pos_inf_count", "neg_inf_count", "min", "max"):
-        assert getattr(actual, field) == getattr(expected, field), field
-
-
 @pytest.mark.parametrize("name", [n for n in EXTREMES if "constant" not in n])
 def test_the_reference_bins_extremes_soundly(name: str) -> None:
     # (A constant beyond 2**53 keeps MindSpore's rule: its +-0.5 edges round to the
@@ -104,7 +97,7 @@ def test_the_reference_bins_extremes_soundly(name: str) -> None:
 @pytest.mark.parametrize("name", list(EXTREMES))
 def test_the_compiled_kernels_equal_the_reference(name: str) -> None:
     values = EXTREMES[name]
-    assert_same(compiled_histogram(values), reference_histogram(values))
+    assert_same_buckets(compiled_histogram(values), reference_histogram(values))
 
 
 @pytest.mark.parametrize("name", [n for n in EXTREMES if "uint64" not in n])
@@ -114,7 +107,7 @@ def test_the_device_path_equals_the_reference(name: str) -> None:
     bins = bucket_count(values.size)
     packed = device_statistics(tensor, bins).numpy()
     actual = histogram_from_statistics(packed, torch_numpy_dtype(tensor), tensor.numel())
-    assert_same(actual, reference_histogram(values))
+    assert_same_buckets(actual, reference_histogram(values))
 
 
 def test_the_issue_values_have_the_expected_buckets() -> None:
