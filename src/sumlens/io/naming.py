@@ -124,6 +124,13 @@ def file_rank(name: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
+def tensorboard_file_rank(name: str) -> int | None:
+    """The rank sumlens puts at the end of its TensorBoard file names (``SummaryRecord``
+    names them ``tensorboard_file_name(seconds, host, f".{rank}")``), else None."""
+    last = name.rsplit(".", 1)[-1]
+    return int(last) if last.isdigit() else None
+
+
 def file_order_key(name: str) -> tuple[int, str]:
     """Sort key putting a run's files in the order their writers opened them."""
     match = _SUMMARY_RE.search(name) or _TFEVENTS_RE.search(name)

@@ -40,7 +40,13 @@ import numpy as np
 from sumlens._log import warn_once
 from sumlens.io.events import Histogram
 from sumlens.summary.convert import PendingArray
-from sumlens.summary.histogram import MAX_BUCKETS, bucket_count, bucket_edges, bucket_widths
+from sumlens.summary.histogram import (
+    MAX_BUCKETS,
+    bucket_count,
+    bucket_edges,
+    bucket_widths,
+    in_dtype,
+)
 
 SMALL_TENSOR = 16384
 # Layout of the packed statistics of one tensor (float64, ``bins + 6`` values):
@@ -281,7 +287,8 @@ def histogram_from_statistics(packed: np.ndarray, dtype: np.dtype, size: int) ->
             counts.size,
             bucket_count(finite),
         )
-    lo_t, hi_t = _scalar_of(lo, dtype), _scalar_of(hi, dtype)
+    # in the array's dtype; an int64 extreme rounded past its type in float64 stays in it
+    lo_t, hi_t = in_dtype(np.array([lo, hi]), dtype)
     edges = bucket_edges(lo_t, hi_t, counts.size, dtype)
     if lo_t == hi_t:
         one, _ = np.histogram(np.array([lo_t]), bins=edges.astype(np.float64))
@@ -296,15 +303,6 @@ def histogram_from_statistics(packed: np.ndarray, dtype: np.dtype, size: int) ->
         float(total),
         *tally,
     )
-
-
-def _scalar_of(value: float, dtype: np.dtype) -> np.generic:
-    """A float64 statistic as a value of ``dtype``; an int64 extreme may have been
-    rounded past its type's range (``2**63 - 1`` is ``2**63`` in float64): it is kept in it."""
-    if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-        return dtype.type(min(max(int(value), int(info.min)), int(info.max)))
-    return dtype.type(value)
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,7 +22,7 @@ from collections.abc import Collection
 from pathlib import Path
 
 from sumlens._log import warn_once
-from sumlens.io.naming import file_kind, file_rank
+from sumlens.io.naming import file_kind, file_rank, tensorboard_file_rank
 
 try:
     import fcntl
@@ -41,11 +41,8 @@ def hold(fd: int) -> None:
 
 
 def _rank_of(name: str) -> int | None:
-    """The rank a summary file name carries (TensorBoard names of ours end in it)."""
-    if file_kind(name) == "summary":
-        return file_rank(name)
-    last = name.rsplit(".", 1)[-1]
-    return int(last) if last.isdigit() else None
+    """The rank a summary file name of ours carries."""
+    return file_rank(name) if file_kind(name) == "summary" else tensorboard_file_rank(name)
 
 
 def _held(path: Path) -> bool:
