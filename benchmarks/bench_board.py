@@ -508,7 +508,7 @@ def sumlens_serve_wired() -> bool:
 
 SERVE_CODE = (
     "import sys\n"
-    "from sumlens.board.serve import serve\n"
+    "from sumlens.board.server.serve import serve\n"
     "from sumlens.board.settings import BoardSettings\n"
     "serve(BoardSettings.create(sys.argv[1], port=int(sys.argv[2]), workspace=sys.argv[3]))\n"
 )
@@ -766,7 +766,7 @@ def time_mindinsight(procs: Processes, anchor: Anchor, cap: float) -> dict[str, 
     return {f"{anchor.key}/mindinsight": result}
 
 
-IMPORT_CODE = "import sumlens.board.serve"
+IMPORT_CODE = "import sumlens.board.server.serve"
 
 
 def time_imports() -> dict[str, dict[str, Any]]:

@@ -29,8 +29,8 @@ from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
 from sumlens import Callback, Model, RunContext, SummaryCollector
-from sumlens.board.daemon import DaemonError, check_port_free
-from sumlens.board.serve import serve
+from sumlens.board.server.daemon import DaemonError, check_port_free
+from sumlens.board.server.serve import serve
 from sumlens.board.settings import BoardSettings
 
 LEARNING_RATES = (0.01, 0.1)

@@ -52,7 +52,7 @@ def _read(path: str) -> int:
 
 def _list_runs(path: str) -> int:
     """Name the runs below a directory that holds no event file itself (exit 1 if none)."""
-    from sumlens.board.discover import discover
+    from sumlens.board.data.discover import discover
 
     runs = list(discover(Path(path)).runs.values())
     if not runs:
@@ -149,7 +149,7 @@ def _integer(text: str) -> int | str:
 
 def _start(args: argparse.Namespace) -> int:
     """Start the dashboard in the background; print its address once it answers."""
-    from sumlens.board import daemon
+    from sumlens.board.server import daemon
     from sumlens.board.settings import DEFAULT_WORKSPACE, BoardSettingsError
 
     try:
@@ -177,7 +177,7 @@ def _start(args: argparse.Namespace) -> int:
 
 def _stop(args: argparse.Namespace) -> int:
     """Stop the dashboard on ``--port`` (or the only one running)."""
-    from sumlens.board import daemon
+    from sumlens.board.server import daemon
     from sumlens.board.settings import DEFAULT_WORKSPACE
 
     port = None if args.port is None else _integer(args.port)
@@ -197,7 +197,7 @@ def _stop(args: argparse.Namespace) -> int:
 
 def _serve(args: argparse.Namespace) -> int:
     """Run the dashboard in the foreground until Ctrl+C or SIGTERM."""
-    from sumlens.board import daemon
+    from sumlens.board.server import daemon
     from sumlens.board.settings import BoardSettingsError
 
     try:
@@ -205,7 +205,7 @@ def _serve(args: argparse.Namespace) -> int:
         daemon.check_port_free(settings)
     except (BoardSettingsError, daemon.DaemonError) as err:
         return _fail(str(err), "serve")
-    from sumlens.board.serve import serve  # warns itself when the host is not local
+    from sumlens.board.server.serve import serve  # warns itself when the host is not local
 
     print(f"sumlens dashboard: {settings.url()} (Ctrl+C stops it)", flush=True)
     serve(settings)
@@ -214,8 +214,8 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _export(args: argparse.Namespace) -> int:
     """Write the scalars of many runs to one CSV, JSON or Parquet file."""
-    from sumlens.board.export import FORMATS, SUFFIXES, export_runs, format_of
-    from sumlens.board.query import QueryError, compile_pattern
+    from sumlens.board.api.export import FORMATS, SUFFIXES, export_runs, format_of
+    from sumlens.board.api.query import QueryError, compile_pattern
     from sumlens.board.settings import BoardSettings, BoardSettingsError
 
     try:

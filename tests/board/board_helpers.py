@@ -16,7 +16,7 @@ import numpy as np
 import uvicorn
 
 from sumlens import SummaryRecord
-from sumlens.board.app import create_app
+from sumlens.board.server.app import create_app
 from sumlens.board.settings import BoardSettings
 
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from board_helpers import free_port, running_server, tb_ema, wait_until, write_run
 
-from sumlens.board.curves import smooth
+from sumlens.board.api.curves import smooth
 from sumlens.board.settings import BoardSettings
 from sumlens.io import read_scalars
 

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from board_helpers import free_port, get_json, wait_until
 
-from sumlens.board import daemon
+from sumlens.board.server import daemon
 from sumlens.board.settings import BoardSettings
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="start/stop are POSIX only")
@@ -400,7 +400,7 @@ def test_the_command_line_imports_no_dashboard_module() -> None:
 
 def test_start_and_stop_import_no_server_module() -> None:
     code = (
-        "import sys, sumlens.board.daemon; "
+        "import sys, sumlens.board.server.daemon; "
         "print(sorted(m for m in sys.modules if m.startswith(('fastapi', 'uvicorn', 'torch'))))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

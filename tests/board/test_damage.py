@@ -28,7 +28,7 @@ from board_helpers import free_port, get_json, running_server, wait_until, write
 from damage_data import CRAFTED_CORRUPT, write_crafted_run
 
 from sumlens import SummaryRecord
-from sumlens.board.loader import Loader
+from sumlens.board.data.loader import Loader
 from sumlens.board.settings import BoardSettings
 
 NOBODY = 65534
@@ -92,7 +92,7 @@ def test_the_mindinsight_routes_leave_out_what_the_readers_refuse(tmp_path: Path
 CHILD = r"""
 import json, logging, os, sys
 from pathlib import Path
-from sumlens.board.loader import Loader
+from sumlens.board.data.loader import Loader
 
 logging.basicConfig(level=logging.WARNING, format="LOG %(message)s")
 base, workspace = Path(sys.argv[1]), Path(sys.argv[2])
@@ -152,7 +152,7 @@ def _as_unprivileged(code: str, args: list[str], owned: Path) -> subprocess.Comp
     version = f"python{sys.version_info.major}.{sys.version_info.minor}"
     for python in (sys.executable, os.path.realpath(sys.executable), f"/usr/bin/{version}"):
         try:
-            subprocess.run([python, "-c", "import sumlens.board.loader"], env=env, check=True,
+            subprocess.run([python, "-c", "import sumlens.board.data.loader"], env=env, check=True,
                            capture_output=True, timeout=120, **as_nobody)  # fmt: skip
         except (OSError, subprocess.SubprocessError):
             continue

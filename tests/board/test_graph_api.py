@@ -18,7 +18,7 @@ from graph_data import Net
 
 from sumlens import SummaryRecord
 from sumlens._proto import anf_ir_pb2
-from sumlens.board.graph_api import layout_library_problem
+from sumlens.board.api.graph import layout_library_problem
 from sumlens.board.settings import BoardSettings
 from sumlens.graph import from_module
 

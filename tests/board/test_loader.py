@@ -11,8 +11,8 @@ from board_helpers import write_run
 
 from sumlens import SummaryRecord
 from sumlens._proto import summary_pb2
-from sumlens.board.loader import Loader
-from sumlens.board.store import POINT
+from sumlens.board.data.loader import Loader
+from sumlens.board.data.store import POINT
 from sumlens.io import encode_record, read_scalars
 from sumlens.io.naming import summary_file_name
 

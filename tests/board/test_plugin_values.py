@@ -12,8 +12,8 @@ from board_helpers import free_port, get_json, running_server, wait_until
 
 from sumlens import SummaryRecord
 from sumlens._proto import tensorboard_pb2
-from sumlens.board.loader import Loader
-from sumlens.board.samples import SampleBucket
+from sumlens.board.data.loader import Loader
+from sumlens.board.data.samples import SampleBucket
 from sumlens.board.settings import BoardSettings, parse_caps
 from sumlens.io import RecordWriter, iter_events
 

@@ -35,8 +35,8 @@ import pytest
 from mindinsight_runs import write_runs
 from test_mindinsight import PROBE, _free_ports, _mindinsight_bin, assert_same
 
-from sumlens.board.loader import Loader
-from sumlens.board.mindinsight_jobs import mindinsight_order
+from sumlens.board.data.loader import Loader
+from sumlens.io.naming import mindinsight_order
 
 pytestmark = pytest.mark.mindinsight
 

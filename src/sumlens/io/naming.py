@@ -146,3 +146,18 @@ def event_files(directory: str | os.PathLike[str]) -> list[Path]:
         if entry.is_file() and file_kind(entry.name) is not None
     ]
     return [directory / name for name in sorted(names, key=file_order_key)]
+
+
+_SUMMARY_NUMBER = re.compile(r"summary\.(\d+)")
+
+
+def summary_number(name: str) -> str:
+    """The digits after ``summary.`` in a file name (compared as text, as MindInsight)."""
+    match = _SUMMARY_NUMBER.search(name)
+    return match.group(1) if match else ""
+
+
+def mindinsight_order(names: list[str]) -> list[str]:
+    """File names in MindInsight's reading order: by number, then by name descending."""
+    by_name = sorted(names, reverse=True)
+    return sorted(by_name, key=lambda name: int(summary_number(name) or -1))

@@ -40,9 +40,9 @@ from fastapi.responses import JSONResponse, Response
 from fastapi.routing import APIRoute
 
 from sumlens._proto import summary_pb2
-from sumlens.board.graph_nodes import NodeGraph
-from sumlens.board.loader import Loader
-from sumlens.board.mindinsight_jobs import (
+from sumlens.board.data.loader import Loader
+from sumlens.board.mindinsight.graph_nodes import NodeGraph
+from sumlens.board.mindinsight.jobs import (
     PLUGINS,
     POOL_SIZE,
     ImageValue,
@@ -57,15 +57,14 @@ from sumlens.board.mindinsight_jobs import (
     listing_order,
     payload_at,
 )
-from sumlens.board.mindinsight_lineage import (
+from sumlens.board.mindinsight.lineage import (
     ConditionError,
     JobLineage,
     check_condition,
     query,
     read_lineage,
 )
-from sumlens.board.mindinsight_proto import data_type_name
-from sumlens.board.mindinsight_values import (
+from sumlens.board.mindinsight.values import (
     MAX_RESPONSE_VALUES,
     MAX_SLICED_DIMS,
     Buckets,
@@ -75,6 +74,7 @@ from sumlens.board.mindinsight_values import (
     tensor_json,
     tensor_values,
 )
+from sumlens.board.proto_text import data_type_name
 from sumlens.board.slicing import SliceError, parse_slice
 
 PREFIX = "/v1/mindinsight"

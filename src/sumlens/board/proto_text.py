@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from sumlens._proto import anf_ir_pb2
+from sumlens._proto import anf_ir_pb2, lineage_pb2
 
 KNOWN_DATA_TYPES = 43
 """MindInsight 2.3.1's anf_ir ``DataType`` stops at 42 (DT_REF); its protobuf (proto2) reads
@@ -136,3 +136,46 @@ def _json(descriptor: Any, value: Any) -> Any:
         if descriptor.type == descriptor.TYPE_FLOAT:
             return shortest_float32(value)
     return value
+
+
+def dataset_graph_json(graph: lineage_pb2.DatasetGraph) -> dict[str, Any]:
+    """A dataset graph as MindInsight shows it: each node's parameters, operations and
+    sampler merged into one object, with its ``children``."""
+    node = _dataset_node(graph)
+    node["children"] = [dataset_graph_json(child) for child in graph.children]
+    return node
+
+
+def _dataset_node(graph: lineage_pb2.DatasetGraph) -> dict[str, Any]:
+    node = _parameters(graph.parameter)
+    if graph.operations:
+        node["operations"] = [_operation(item) for item in graph.operations]
+    sampler = _operation(graph.sampler)
+    if sampler:
+        node["sampler"] = sampler
+    return node
+
+
+def _operation(operation: lineage_pb2.Operation) -> dict[str, Any]:
+    found = _parameters(operation.operationParam)
+    # MindInsight collects sizes and weights into one list, shown under both keys
+    gathered: list[Any] = []
+    for key in ("size", "weights"):
+        gathered.extend(getattr(operation, key))
+        if gathered:
+            found[key] = gathered
+    return found
+
+
+def _parameters(parameter: lineage_pb2.OperationParameter) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for key in ("mapStr", "mapBool", "mapInt", "mapDouble"):
+        found.update(
+            {
+                name: None if value == "None" else value
+                for name, value in getattr(parameter, key).items()
+            }
+        )
+    for name, values in parameter.mapStrList.items():
+        found[name] = [item or None for item in values.strValue]
+    return found

@@ -8,7 +8,7 @@
   the dashboard). No CORS headers are ever sent.
 * Pages are static ES modules from this package; plotly.js comes from the installed
   ``plotly`` package. Both are served gzip-compressed and revalidated by ETag
-  (:mod:`sumlens.board.static_assets`). Nothing is fetched from the network, and the
+  (:mod:`sumlens.board.server.static_assets`). Nothing is fetched from the network, and the
   OpenAPI document is served without the CDN-hosted docs pages FastAPI would add.
 * The loader runs for the application's lifetime (started and stopped by its lifespan).
 """
@@ -26,16 +26,16 @@ from fastapi.responses import JSONResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sumlens._version import __version__
-from sumlens.board.api import make_router
-from sumlens.board.graph_api import make_graph_router
-from sumlens.board.landscape_api import make_landscape_router
-from sumlens.board.lineage_api import make_lineage_router
-from sumlens.board.loader import Loader, ValueUnreadable
-from sumlens.board.mindinsight_api import make_mindinsight_router
-from sumlens.board.plugin_api import NotFound, make_plugin_router
-from sumlens.board.query import PatternError, QueryError
+from sumlens.board.api.graph import make_graph_router
+from sumlens.board.api.landscape import make_landscape_router
+from sumlens.board.api.lineage import make_lineage_router
+from sumlens.board.api.plugins import make_plugin_router
+from sumlens.board.api.runs import make_router
+from sumlens.board.data.loader import Loader
+from sumlens.board.errors import BoardError
+from sumlens.board.mindinsight.routes import make_mindinsight_router
+from sumlens.board.server.static_assets import AssetCache, static_file
 from sumlens.board.settings import BoardSettings
-from sumlens.board.static_assets import AssetCache, static_file
 
 STATIC_DIR = Path(str(resources.files("sumlens.board") / "static"))
 
@@ -150,21 +150,9 @@ def create_app(settings: BoardSettings, loader: Loader | None = None) -> FastAPI
     app.include_router(make_landscape_router(loader), prefix=prefix)
     app.include_router(make_mindinsight_router(loader), prefix=prefix)
 
-    @app.exception_handler(PatternError)
-    async def bad_pattern(_: Request, err: PatternError) -> JSONResponse:
-        return JSONResponse({"detail": str(err)}, status_code=400)
-
-    @app.exception_handler(QueryError)
-    async def bad_query(_: Request, err: QueryError) -> JSONResponse:
-        return JSONResponse({"detail": str(err)}, status_code=422)
-
-    @app.exception_handler(ValueUnreadable)
-    async def unreadable_value(_: Request, err: ValueUnreadable) -> JSONResponse:
-        return JSONResponse({"detail": str(err)}, status_code=422)
-
-    @app.exception_handler(NotFound)
-    async def not_found(_: Request, err: NotFound) -> JSONResponse:
-        return JSONResponse({"detail": str(err)}, status_code=404)
+    @app.exception_handler(BoardError)
+    async def board_error(_: Request, err: BoardError) -> JSONResponse:
+        return JSONResponse({"detail": str(err)}, status_code=err.status)
 
     @app.exception_handler(RequestValidationError)
     async def bad_parameter(_: Request, err: RequestValidationError) -> JSONResponse:

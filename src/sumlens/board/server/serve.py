@@ -1,6 +1,6 @@
 """Running the dashboard in the foreground until SIGINT, SIGTERM or a stop event.
 
-uvicorn serves the application of :func:`sumlens.board.app.create_app`; its lifespan
+uvicorn serves the application of :func:`sumlens.board.server.app.create_app`; its lifespan
 starts the loader and, at shutdown, stops it and saves its state, so the next start over
 the same base directory resumes where this one stopped. A stop asked for by a signal is
 a clean exit (uvicorn itself would raise the signal again once it has shut down).
@@ -15,7 +15,7 @@ from types import FrameType
 
 import uvicorn
 
-from sumlens.board.app import create_app
+from sumlens.board.server.app import create_app
 from sumlens.board.settings import BoardSettings
 
 _log = logging.getLogger("sumlens.board")

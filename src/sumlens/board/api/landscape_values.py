@@ -137,7 +137,7 @@ def _convergence(message: summary_pb2.LossLandscape) -> list[float] | None:
 
 def landscape_json(message: summary_pb2.LossLandscape) -> dict[str, Any]:
     """The grid, path, convergence point and metadata of ``message`` (numpy arrays for the
-    grid and path, which :func:`sumlens.board.api.json_response` writes as lists)."""
+    grid and path, which :func:`sumlens.board.responses.json_response` writes as lists)."""
     info = landscape_info(message)
     x, y, z = _grid(message.landscape)
     return {

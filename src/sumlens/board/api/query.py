@@ -20,18 +20,11 @@ from typing import Literal, Protocol
 import numpy as np
 import re2
 
-from sumlens.board.loader import Loader, SeriesRef
+from sumlens.board.data.loader import Loader, SeriesRef
+from sumlens.board.errors import PatternError, QueryError
 
 Axis = Literal["step", "relative", "wall"]
 AXES = ("step", "relative", "wall")
-
-
-class QueryError(ValueError):
-    """A request parameter is not allowed; the message names it and what is allowed."""
-
-
-class PatternError(QueryError):
-    """A user's pattern that RE2 does not take (the server answers 400)."""
 
 
 class Pattern(Protocol):

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from sumlens._proto import lineage_pb2
-from sumlens.board.mindinsight_proto import message_dict
+from sumlens.board.proto_text import dataset_graph_json, message_dict
 from sumlens.io import NotAnEventFileError, RecordFile
 
 
@@ -194,49 +194,6 @@ def _custom(info: dict[str, Any]) -> dict[str, Any]:
             key, value = next(iter(next(iter(entry.values())).items()))
             values[key] = _custom(value) if isinstance(value, dict) else value
     return values
-
-
-def dataset_graph_json(graph: lineage_pb2.DatasetGraph) -> dict[str, Any]:
-    """A dataset graph as MindInsight shows it: each node's parameters, operations and
-    sampler merged into one object, with its ``children``."""
-    node = _dataset_node(graph)
-    node["children"] = [dataset_graph_json(child) for child in graph.children]
-    return node
-
-
-def _dataset_node(graph: lineage_pb2.DatasetGraph) -> dict[str, Any]:
-    node = _parameters(graph.parameter)
-    if graph.operations:
-        node["operations"] = [_operation(item) for item in graph.operations]
-    sampler = _operation(graph.sampler)
-    if sampler:
-        node["sampler"] = sampler
-    return node
-
-
-def _operation(operation: lineage_pb2.Operation) -> dict[str, Any]:
-    found = _parameters(operation.operationParam)
-    # MindInsight collects sizes and weights into one list, shown under both keys
-    gathered: list[Any] = []
-    for key in ("size", "weights"):
-        gathered.extend(getattr(operation, key))
-        if gathered:
-            found[key] = gathered
-    return found
-
-
-def _parameters(parameter: lineage_pb2.OperationParameter) -> dict[str, Any]:
-    found: dict[str, Any] = {}
-    for key in ("mapStr", "mapBool", "mapInt", "mapDouble"):
-        found.update(
-            {
-                name: None if value == "None" else value
-                for name, value in getattr(parameter, key).items()
-            }
-        )
-    for name, values in parameter.mapStrList.items():
-        found[name] = [item or None for item in values.strValue]
-    return found
 
 
 # ---------------------------------------------------------------------- querying

@@ -2,7 +2,7 @@
 dataset graphs of chosen runs.
 
 ``GET /lineage`` answers, for every run that recorded lineage, its fields
-(:mod:`sumlens.board.lineage_records`) as a columnar table: the run ids, and per column its
+(:mod:`sumlens.board.data.lineage_records`) as a columnar table: the run ids, and per column its
 id, label, kind (hyper, metric, dataset, model, custom), type (number or text) and one
 value per run. Numbers stay numbers. A run's lineage is read once and kept until its
 lineage files change (name, size or modification time as the loader last saw them); the
@@ -13,7 +13,7 @@ table's content: ``?known=<key>`` answers ``{"key": ..., "unchanged": true}`` wh
 changed, so a page polling it does not download the table again.
 
 ``GET /dataset-graph?run=...`` (repeatable) gives each run's dataset graph as
-:func:`~sumlens.board.mindinsight_lineage.dataset_graph_json` shapes it (null without one).
+:func:`~sumlens.board.mindinsight.lineage.dataset_graph_json` shapes it (null without one).
 """
 
 from __future__ import annotations
@@ -27,11 +27,10 @@ import orjson
 from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
-from sumlens.board.api import json_response
-from sumlens.board.lineage_records import FIXED, KINDS, RunLineage, Value, read_run_lineage
-from sumlens.board.loader import Loader
-from sumlens.board.plugin_api import NotFound
-from sumlens.board.query import QueryError
+from sumlens.board.data.lineage_records import FIXED, KINDS, RunLineage, Value, read_run_lineage
+from sumlens.board.data.loader import Loader
+from sumlens.board.errors import NotFound, QueryError
+from sumlens.board.responses import json_response
 
 LINEAGE_PLUGINS = ("train_lineage", "eval_lineage", "custom_lineage_data", "dataset_graph")
 MAX_GRAPH_RUNS = 50

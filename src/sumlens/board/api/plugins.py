@@ -1,7 +1,7 @@
 """``/api/v1`` routes of the non-scalar plugins: images, histograms, tensors.
 
 The loader keeps references to a sample of each series' values (see
-:mod:`sumlens.board.samples`); these routes list them and read the asked-for values back
+:mod:`sumlens.board.data.samples`); these routes list them and read the asked-for values back
 from the event files. Names are looked up in the loader's tables only: no parameter is
 ever joined to a path.
 """
@@ -16,9 +16,10 @@ from fastapi.responses import Response
 from google.protobuf.json_format import MessageToDict
 from google.protobuf.message import Message as ProtoMessage
 
-from sumlens.board.api import json_response
-from sumlens.board.loader import Loader, Samples, ValueUnreadable
-from sumlens.board.query import QueryError
+from sumlens.board.api.lookup import pick_series, step_index
+from sumlens.board.data.loader import Loader, Samples
+from sumlens.board.errors import NotFound, QueryError, ValueUnreadable
+from sumlens.board.responses import json_response
 from sumlens.board.slicing import SliceError, statistics, take
 from sumlens.io import Histogram, Image
 
@@ -33,39 +34,8 @@ MESSAGE_PLUGINS = PLUGINS[3:]
 IMAGE_TYPES = ((b"\x89PNG", "image/png"), (b"\xff\xd8", "image/jpeg"), (b"GIF8", "image/gif"))
 
 
-class NotFound(LookupError):
-    """What was asked for is not (or no longer) there; the message says what."""
-
-
-def pick_series(loader: Loader, run: str, plugin: str, tag: str, rank: int | None) -> Samples:
-    """The kept values of ``plugin`` series ``tag`` of ``rank`` (the first rank when None);
-    :class:`NotFound` naming the run, tag or rank that is not there."""
-    found = loader.samples(run, plugin, tag)
-    for samples in found:
-        if rank is None or samples.rank == rank:
-            return samples
-    if not loader.has_run(run):
-        raise NotFound(f"run={run!r} is not a run being served")
-    if not found:
-        raise NotFound(f"run={run!r} has no {plugin} tag={tag!r}")
-    ranks = [samples.rank for samples in found]
-    raise NotFound(f"run={run!r} has no {plugin} tag={tag!r} with rank={rank}; ranks: {ranks}")
-
-
-def step_index(samples: Samples, step: int | None) -> int:
-    """Where the newest kept value at ``step`` is in ``samples`` (the newest of all when
-    None); :class:`NotFound` listing the kept steps when ``step`` is not among them."""
-    if step is None:
-        return samples.items.size - 1
-    hits = np.flatnonzero(samples.items["step"] == step)
-    if not hits.size:
-        kept = samples.items["step"].tolist()
-        raise NotFound(f"step={step} of {samples.tag!r} is not kept; kept steps: {kept}")
-    return int(hits[-1])
-
-
 def _value(loader: Loader, samples: Samples, index: int) -> Any:
-    """The value kept at ``index`` (:class:`~sumlens.board.loader.ValueUnreadable` when it
+    """The value kept at ``index`` (:class:`~sumlens.board.data.loader.ValueUnreadable` when it
     is damaged or its file cannot be read: a 422 naming it)."""
     event = loader.value(samples, index)
     if event is None:

@@ -1,6 +1,6 @@
 """Train jobs as MindInsight 2.3.1 loads them, for the routes of :mod:`.mindinsight_api`.
 
-MindInsight reads a train job differently from our loader (:mod:`sumlens.board.loader`),
+MindInsight reads a train job differently from our loader (:mod:`sumlens.board.data.loader`),
 and its routes show that reading, so :class:`JobIndex` reads the job's summary files again
 the way MindInsight does, keeping small values and where the large ones lie:
 
@@ -28,7 +28,6 @@ from __future__ import annotations
 import bisect
 import logging
 import random
-import re
 import threading
 import time
 from collections import OrderedDict, defaultdict
@@ -39,9 +38,9 @@ from pathlib import Path
 from typing import Any
 
 from sumlens._proto import summary_pb2
-from sumlens.board.graph_nodes import NodeGraph
-from sumlens.board.loader import FileState, Loader
-from sumlens.board.mindinsight_values import (
+from sumlens.board.data.loader import FileState, Loader
+from sumlens.board.mindinsight.graph_nodes import NodeGraph
+from sumlens.board.mindinsight.values import (
     TensorSummary,
     stored_histogram,
     summarize_tensor,
@@ -49,6 +48,7 @@ from sumlens.board.mindinsight_values import (
 )
 from sumlens.io import NotAnEventFileError, ReadStats, RecordFile, masked_crc32c
 from sumlens.io.decode import check_ms_value
+from sumlens.io.naming import mindinsight_order, summary_number
 
 PLUGINS = ("image", "scalar", "graph", "optimized_graph", "histogram", "tensor", "loss_landscape")
 """MindInsight's plugin names, in its order."""
@@ -70,20 +70,7 @@ POOL_SIZE = 15
 """Train jobs whose index is kept (MindInsight's loader pool)."""
 STALE_SECONDS = 600.0
 """A file that ends in an incomplete record is given up on once this old."""
-_SUMMARY_NUMBER = re.compile(r"summary\.(\d+)")
 _log = logging.getLogger("sumlens.board")
-
-
-def summary_number(name: str) -> str:
-    """The digits after ``summary.`` in a file name (compared as text, as MindInsight)."""
-    match = _SUMMARY_NUMBER.search(name)
-    return match.group(1) if match else ""
-
-
-def mindinsight_order(names: list[str]) -> list[str]:
-    """File names in MindInsight's reading order: by number, then by name descending."""
-    by_name = sorted(names, reverse=True)
-    return sorted(by_name, key=lambda name: int(summary_number(name) or -1))
 
 
 def file_time(mtime_ns: int) -> datetime:
@@ -347,7 +334,7 @@ class JobIndex:
         for plugin, tag, value in found:
             if plugin == "graph":
                 for old in self.events.plugin_tags("graph"):
-                    if _SUMMARY_NUMBER.search(old) and not old.endswith("_lineage"):
+                    if summary_number(old) and not old.endswith("_lineage"):
                         self.events.delete(old)
             self.events.add(plugin, tag, Sample(event.step, event.wall_time, file, value))
 

@@ -1,8 +1,8 @@
 """One run's lineage as flat, typed fields: what the lineage view compares runs by.
 
 A run's ``_lineage`` files are read in MindInsight's order
-(:func:`~sumlens.board.mindinsight_jobs.mindinsight_order`) and merged as MindInsight
-merges them (:mod:`sumlens.board.mindinsight_lineage`): a train lineage or a dataset graph
+(:func:`~sumlens.board.mindinsight.jobs.mindinsight_order`) and merged as MindInsight
+merges them (:mod:`sumlens.board.mindinsight.lineage`): a train lineage or a dataset graph
 starts the lineage afresh, an evaluation lineage adds its metrics and validation data, and
 custom lineage records add their fields. Unlike MindInsight, a run holding custom lineage
 only (``sumlens.lineage.from_config``) is listed too.
@@ -23,10 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from sumlens._proto import lineage_pb2
-from sumlens.board.mindinsight_jobs import mindinsight_order
-from sumlens.board.mindinsight_lineage import dataset_graph_json
-from sumlens.board.mindinsight_proto import shortest_float32
+from sumlens.board.proto_text import dataset_graph_json, shortest_float32
 from sumlens.io import NotAnEventFileError, ReadStats, RecordFile
+from sumlens.io.naming import mindinsight_order
 
 Value = int | float | str | None
 MAX_FIELDS = 1000
@@ -75,7 +74,7 @@ class RunLineage:
     """The merged lineage of one run: ``values`` maps column ids to typed values.
 
     Metric columns are ``metric/<name>``, custom ones ``custom/<name>``; ``graph`` is the
-    dataset graph as :func:`~sumlens.board.mindinsight_lineage.dataset_graph_json` gives
+    dataset graph as :func:`~sumlens.board.mindinsight.lineage.dataset_graph_json` gives
     it; ``problems`` says what could not be read.
     """
 

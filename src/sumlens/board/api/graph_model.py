@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sumlens._proto import anf_ir_pb2, lineage_pb2
-from sumlens.board.mindinsight_proto import (
+from sumlens.board.proto_text import (
     data_type_name,
     known_data_type,
     shortest_float32,

@@ -2,7 +2,7 @@
 
 Used by the download route and by ``sumlens export``, so a file saved from the page and one
 written on the command line hold the same rows: ``run, rank, tag, step, wall_time,
-value`` at full resolution, series after series in the order :func:`~sumlens.board.query.select`
+value`` at full resolution, series after series in the order :func:`~sumlens.board.api.query.select`
 gives. Rows are produced a series (and a bounded block) at a time, so exporting many runs
 needs memory for one block, not for the whole selection.
 """
@@ -18,9 +18,9 @@ from typing import Literal
 import numpy as np
 import orjson
 
+from sumlens.board.api.query import Range, cut
 from sumlens.board.csv_cells import safe_cell
-from sumlens.board.loader import Loader, SeriesRef
-from sumlens.board.query import Range, cut
+from sumlens.board.data.loader import Loader, SeriesRef
 
 Format = Literal["csv", "json", "parquet"]
 FORMATS = ("csv", "json", "parquet")
@@ -159,7 +159,7 @@ def export_runs(
     Returns ``(runs, series)`` written. The workspace's column cache makes a second export
     of the same base directory read only what was added since.
     """
-    from sumlens.board.query import select
+    from sumlens.board.api.query import select
 
     if fmt not in FORMATS:
         raise ValueError(f"format={fmt!r} is not one of {', '.join(FORMATS)}")

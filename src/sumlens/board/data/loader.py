@@ -1,9 +1,9 @@
 """The dashboard's loader: follows every run under a base directory while the server runs.
 
-Each poll walks the base directory (:mod:`sumlens.board.discover`), and reads every event
+Each poll walks the base directory (:mod:`sumlens.board.data.discover`), and reads every event
 file from the byte offset where the last read stopped (:func:`sumlens.io.read_file_scalars`),
 so new points appear while training runs and a torn last record is read once complete.
-Points go to the on-disk :class:`~sumlens.board.store.ColumnStore`; memory holds only each
+Points go to the on-disk :class:`~sumlens.board.data.store.ColumnStore`; memory holds only each
 series' length and ends, whatever the base directory holds.
 
 Rules, per run:
@@ -44,10 +44,11 @@ from typing import Any, Literal
 import numpy as np
 
 from sumlens._log import warn_once
-from sumlens.board.discover import Discovery, FoundFile, FoundRun, discover
-from sumlens.board.samples import SAMPLE, SampleBucket, same_value
+from sumlens.board.data.discover import Discovery, FoundFile, FoundRun, discover
+from sumlens.board.data.samples import SAMPLE, SampleBucket, same_value
+from sumlens.board.data.store import POINT, ColumnStore, series_key
+from sumlens.board.errors import ValueUnreadable
 from sumlens.board.settings import DEFAULT_CAPS
-from sumlens.board.store import POINT, ColumnStore, series_key
 from sumlens.io import (
     Event,
     NotAnEventFileError,
@@ -243,11 +244,6 @@ def _head(path: Path) -> str:
         return hashlib.sha1(handle.read(HEAD_BYTES)).hexdigest()
 
 
-class ValueUnreadable(Exception):
-    """A kept value that cannot be read back: damaged in its file, or its file cannot be
-    read. The message says which value and why; the run's damage counts it."""
-
-
 @dataclass(frozen=True, slots=True)
 class SeriesRef:
     """A series as queries see it: which run, rank and tag, and how many points."""
@@ -262,7 +258,7 @@ class SeriesRef:
 
 @dataclass(frozen=True, slots=True)
 class Samples:
-    """The kept values of one non-scalar series (see :mod:`sumlens.board.samples`)."""
+    """The kept values of one non-scalar series (see :mod:`sumlens.board.data.samples`)."""
 
     run: str
     rank: int | None
@@ -275,7 +271,7 @@ class Loader:
     """Follows the runs of ``base_dir`` into a :class:`ColumnStore` kept in ``workspace``.
 
     ``caps`` sets how many values of each non-scalar plugin a series keeps (defaults:
-    :data:`~sumlens.board.samples.DEFAULT_CAPS`).
+    :data:`~sumlens.board.data.samples.DEFAULT_CAPS`).
     """
 
     def __init__(
@@ -372,7 +368,7 @@ class Loader:
         return sorted(refs, key=lambda r: (-1 if r.rank is None else r.rank, r.tag))
 
     def points(self, ref: SeriesRef) -> np.ndarray:
-        """The points of a series (:data:`~sumlens.board.store.POINT` records), as now."""
+        """The points of a series (:data:`~sumlens.board.data.store.POINT` records), as now."""
         with self._lock:
             run = self._runs.get(ref.run)
             state = run.series.get(_series_name(ref.rank, ref.tag)) if run else None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Annotated, Any
+from typing import Annotated
 
 import numpy as np
 import orjson
@@ -17,10 +17,12 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response, StreamingResponse
 
 from sumlens._version import __version__
-from sumlens.board.curves import MAX_POINTS, METHODS, MIN_POINTS, pick, smooth
-from sumlens.board.export import csv_chunks, json_chunks
-from sumlens.board.loader import Loader
-from sumlens.board.query import QueryError, Range, cut, select
+from sumlens.board.api.curves import MAX_POINTS, METHODS, MIN_POINTS, pick, smooth
+from sumlens.board.api.export import csv_chunks, json_chunks
+from sumlens.board.api.query import Range, cut, select
+from sumlens.board.data.loader import Loader
+from sumlens.board.errors import QueryError
+from sumlens.board.responses import json_response
 
 _JSON = "application/json"
 _NUMPY = orjson.OPT_SERIALIZE_NUMPY
@@ -31,11 +33,6 @@ RegexParam = Annotated[str | None, Query(description="regular expression over ta
 AxisParam = Annotated[str, Query(description="step, relative (seconds) or wall (epoch seconds)")]
 StartParam = Annotated[float | None, Query(description="first x of the range, inclusive")]
 EndParam = Annotated[float | None, Query(description="last x of the range, inclusive")]
-
-
-def json_response(body: Any) -> Response:
-    """``body`` encoded by orjson (numpy arrays included; NaN and infinities as null)."""
-    return Response(orjson.dumps(body, option=_NUMPY), media_type=_JSON)
 
 
 class _RunsCache:

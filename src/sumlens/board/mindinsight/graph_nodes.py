@@ -26,7 +26,7 @@ left without edges, and lifts the nodes of a scope that holds only one type of o
 named in the scope (``.../relu-ReLU/ReLU-op0``) up one level.
 
 Attribute values are shown in protobuf's text format as MindInsight prints them
-(:func:`sumlens.board.mindinsight_proto.text_format`). Nothing here is imported from
+(:func:`sumlens.board.proto_text.text_format`). Nothing here is imported from
 MindInsight: the rules above were read from its source and written anew; the tests compare
 the answers with the real MindInsight (tests/compat/test_mindinsight_routes.py).
 """
@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sumlens._proto import anf_ir_pb2
-from sumlens.board.mindinsight_proto import data_type_name, known_data_type, text_format
+from sumlens.board.proto_text import data_type_name, known_data_type, text_format
 
 NAME_SCOPE = "name_scope"
 AGGREGATION_SCOPE = "aggregation_scope"

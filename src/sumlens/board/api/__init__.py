@@ -1,0 +1,1 @@
+"""The dashboard's own ``/api/v1`` routes: sibling route modules over one read surface."""

@@ -1,0 +1,1 @@
+"""The dashboard's data wing: discovery, per-run reading, the column store and its state."""

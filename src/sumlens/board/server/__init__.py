@@ -1,0 +1,1 @@
+"""The web application, its static pages and the ``sumlens start`` daemon."""
