@@ -39,7 +39,7 @@ from torch import nn
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
-from digits import DigitsCNN, batches, digits  # noqa: E402
+from helpers.digits import DigitsCNN, batches, digits  # noqa: E402
 
 from sumlens.landscape import compute_landscape, grid  # noqa: E402
 from sumlens.landscape.compute import numpy_state  # noqa: E402

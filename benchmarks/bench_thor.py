@@ -49,7 +49,7 @@ from torch import nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from digits import DigitsCNN, batches, digits, split
+from helpers.digits import DigitsCNN, batches, digits, split
 
 from sumlens.thor import ConvertModelUtils, thor
 from sumlens.train import Model

@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 
 import numpy as np
 import pytest
-from board_helpers import free_port, running_server, tb_ema, wait_until, write_run
+from helpers.board import free_port, running_server, tb_ema, wait_until, write_run
 
 from sumlens.board.api.curves import smooth
 from sumlens.board.settings import BoardSettings

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from board_helpers import free_port, get_json, wait_until
+from helpers.board import free_port, get_json, wait_until
 
 from sumlens.board.server import daemon
 from sumlens.board.settings import BoardSettings

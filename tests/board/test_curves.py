@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from board_helpers import tb_ema
+from helpers.board import tb_ema
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -24,8 +24,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from board_helpers import free_port, get_json, running_server, wait_until, write_run
-from damage_data import CRAFTED_CORRUPT, write_crafted_run
+from helpers.board import free_port, get_json, running_server, wait_until, write_run
+from helpers.damage_data import CRAFTED_CORRUPT, write_crafted_run
 
 from sumlens import SummaryRecord
 from sumlens.board.data.loader import Loader

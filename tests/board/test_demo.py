@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from board_helpers import free_port, get_json, wait_until
+from helpers.board import free_port, get_json, wait_until
 
 from sumlens.io import read_scalars
 

@@ -13,8 +13,8 @@ from urllib.parse import urlencode
 
 import pytest
 import torch
-from board_helpers import free_port, get_json, running_server, wait_until
-from graph_data import Net
+from helpers.board import free_port, get_json, running_server, wait_until
+from helpers.graph_data import Net
 
 from sumlens import SummaryRecord
 from sumlens._proto import anf_ir_pb2

@@ -19,7 +19,7 @@ from urllib.parse import urlencode
 
 import numpy as np
 import pytest
-from board_helpers import free_port, get_json, running_server, wait_until
+from helpers.board import free_port, get_json, running_server, wait_until
 
 from sumlens import SummaryRecord
 from sumlens._proto import summary_pb2

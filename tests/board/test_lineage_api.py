@@ -18,8 +18,8 @@ from typing import Any
 from urllib.parse import urlencode
 
 import pytest
-from board_helpers import free_port, get_json, running_server, wait_until
-from lineage_data import (
+from helpers.board import free_port, get_json, running_server, wait_until
+from helpers.lineage_data import (
     EVAL_SIZE,
     GOLDEN,
     TRAIN_SIZE,

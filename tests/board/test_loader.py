@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from board_helpers import write_run
+from helpers.board import write_run
 
 from sumlens import SummaryRecord
 from sumlens._proto import summary_pb2

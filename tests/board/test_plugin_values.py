@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from board_helpers import free_port, get_json, running_server, wait_until
+from helpers.board import free_port, get_json, running_server, wait_until
 
 from sumlens import SummaryRecord
 from sumlens._proto import tensorboard_pb2

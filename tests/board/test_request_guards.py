@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from urllib.parse import quote, urlencode
 
 import pytest
-from board_helpers import free_port, running_server, wait_until, write_run
+from helpers.board import free_port, running_server, wait_until, write_run
 
 from sumlens.board.settings import BoardSettings
 

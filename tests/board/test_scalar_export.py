@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from board_helpers import free_port, running_server, wait_until, write_run
+from helpers.board import free_port, running_server, wait_until, write_run
 
 from sumlens.board.settings import BoardSettings
 from sumlens.cli import main

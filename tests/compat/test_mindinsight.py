@@ -47,7 +47,7 @@ pytestmark = pytest.mark.mindinsight
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-PROBE = HERE / "mindinsight_probe.py"
+PROBE = HERE.parent / "helpers" / "mindinsight_probe.py"
 SHARED_PROBE = REPO.parent / "shared" / "tools" / "mindinsight_probe.py"
 EXPECTED_JSON = REPO / "tests" / "data" / "mindinsight" / "sumlens_runs.json"
 UPDATE_ENV = "SUMLENS_UPDATE_MINDINSIGHT_EXPECTED"

@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 import torch
-from digits import DigitsCNN, reproducible
+from helpers.digits import DigitsCNN, reproducible
 from test_mindinsight import (
     IMAGE_BYTES_KEYS,
     Probe,

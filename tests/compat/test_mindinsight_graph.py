@@ -55,7 +55,7 @@ def _load(name: str, path: Path) -> types.ModuleType:
 
 
 probe = _load("mindinsight_probe", PROBE)
-zoo = _load("graph_zoo", REPO / "tests" / "graph" / "graph_zoo.py")
+zoo = _load("graph_zoo", REPO / "tests" / "helpers" / "graph_zoo.py")
 
 
 class Scaled(Dataset):

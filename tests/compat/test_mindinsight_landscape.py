@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
-from digits import DigitsCNN, batches, digits, reproducible
+from helpers.digits import DigitsCNN, batches, digits, reproducible
 from test_mindinsight import (
     Probe,
     _mindinsight_bin,

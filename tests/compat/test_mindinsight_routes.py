@@ -30,9 +30,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import mindinsight_probe as probe
 import pytest
-from mindinsight_runs import write_runs
+from helpers import mindinsight_probe as probe
+from helpers.mindinsight_runs import write_runs
 from test_mindinsight import PROBE, _free_ports, _mindinsight_bin, assert_same
 
 from sumlens.board.data.loader import Loader

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from graph_zoo import ZOO, LeNet, ResNet18
+from helpers.graph_zoo import ZOO, LeNet, ResNet18
 
 import sumlens.ops
 from sumlens._proto import anf_ir_pb2
@@ -292,7 +292,7 @@ def test_resnet18_capture_in_a_fresh_process() -> None:
         import json, sys, time
         import torch
         sys.path.insert(0, sys.argv[1])
-        from graph_zoo import ResNet18
+        from helpers.graph_zoo import ResNet18
         from sumlens.graph import capture
         model, x = ResNet18(), torch.randn(2, 3, 224, 224)
         first = capture(model, (x,))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from graph_zoo import DataDependent, LeNet, ResNet18
+from helpers.graph_zoo import DataDependent, LeNet, ResNet18
 
 import sumlens.graph.capturing as capture_module
 import sumlens.ops

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from wire_helpers import tb_tensor_value, varint
+from helpers.wire import tb_tensor_value, varint
 
 from sumlens._proto import summary_pb2, tensorboard_pb2
 from sumlens.io import (

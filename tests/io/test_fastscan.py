@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from wire_helpers import varint
+from helpers.wire import varint
 
 pytest.importorskip("numba")
 

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from google.protobuf.message import DecodeError
-from wire_helpers import tb_tensor_value, varint
+from helpers.wire import tb_tensor_value, varint
 
 import sumlens.io.reader as reader_module
 from sumlens._proto import lineage_pb2, summary_pb2, tensorboard_pb2

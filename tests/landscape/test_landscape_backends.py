@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
-from landscape_helpers import collector_run, mindspore_style
+from helpers.landscape import collector_run, mindspore_style
 
 from sumlens.landscape import BlockDone, LossLandscape, SummaryLandscape
 from sumlens.landscape.summary_landscape import CACHE_DIR

@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
-from digits import DigitsCNN, batches, digits
-from landscape_helpers import mindspore_style
+from helpers.digits import DigitsCNN, batches, digits
+from helpers.landscape import mindspore_style
 from torch import nn
 
 import sumlens

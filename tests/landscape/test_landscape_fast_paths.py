@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
-from digits import DigitsCNN, digits
+from helpers.digits import DigitsCNN, digits
 from test_landscape_evaluate import COORDS, data, random_plane, reference
 from torch import nn
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from digits import DigitsCNN, digits
+from helpers.digits import DigitsCNN, digits
 from torch import nn
 
 from sumlens.landscape import onednn

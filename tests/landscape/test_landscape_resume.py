@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from landscape_helpers import COUNT_DIR_ENV, counting, points_evaluated, trained_states
+from helpers.landscape import COUNT_DIR_ENV, counting, points_evaluated, trained_states
 
 from sumlens.landscape import BlockDone, LossLandscape, compute_landscape
 

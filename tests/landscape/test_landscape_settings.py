@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from landscape_helpers import plain
+from helpers.landscape import plain
 
 from sumlens import SummaryCollector, SummaryLandscape
 from sumlens._landscape_settings import (

@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
-from digits import DigitsCNN, batches, digits
-from landscape_helpers import (
+from helpers.digits import DigitsCNN, batches, digits
+from helpers.landscape import (
     BATCH,
     EPOCHS,
     SAMPLES,
@@ -312,7 +312,7 @@ SCRIPT_HEAD = """
 import multiprocessing
 import sys
 
-from landscape_helpers import plain
+from helpers.landscape import plain
 
 from sumlens.landscape import SummaryLandscape
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from summary_helpers import read_events
+from helpers.summary import read_events
 
 from sumlens import SummaryRecord
 from sumlens._proto import lineage_pb2

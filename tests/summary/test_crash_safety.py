@@ -9,7 +9,7 @@ import signal
 from pathlib import Path
 
 import numpy as np
-from summary_helpers import Child, files_of, mode_of, read_events, run_child, wait_for
+from helpers.summary import Child, files_of, mode_of, read_events, run_child, wait_for
 
 KILLED_WRITER = """
 import sys

@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from helpers.summary import device_histogram_vs_reference, read_events
 from PIL import Image as PILImage
-from summary_helpers import device_histogram_vs_reference, read_events
 
 from sumlens import SummaryRecord, ops
 from sumlens.summary.device_histogram import SMALL_TENSOR

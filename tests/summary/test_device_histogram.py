@@ -14,7 +14,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 import torch
-from summary_helpers import device_histogram_vs_reference
+from helpers.summary import device_histogram_vs_reference
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from sumlens.summary.device_histogram import device_statistics, histogram_from_statistics

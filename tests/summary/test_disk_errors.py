@@ -12,7 +12,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from summary_helpers import files_of, first_event, payloads, read_events, run_child
+from helpers.summary import files_of, first_event, payloads, read_events, run_child
 
 import sumlens.summary.eventfile as eventfile
 from sumlens import SummaryRecord

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from summary_helpers import mode_of, read_events
+from helpers.summary import mode_of, read_events
 
 from sumlens import SummaryRecord, ops
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from summary_helpers import read_events
+from helpers.summary import read_events
 
 from sumlens import SummaryRecord
 

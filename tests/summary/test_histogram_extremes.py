@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from summary_helpers import assert_same_buckets
+from helpers.summary import assert_same_buckets
 
 from sumlens import SummaryRecord
 from sumlens.io import Histogram, iter_events

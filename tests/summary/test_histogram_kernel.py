@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers.summary import assert_same_buckets
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-from summary_helpers import assert_same_buckets
 
 from sumlens.io.events import Histogram
 from sumlens.summary._histogram_jit import boundary_tolerance

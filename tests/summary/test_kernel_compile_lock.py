@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from filelock import lock_descriptor
-from summary_helpers import Child, assert_same_buckets, child_code, read_events
+from helpers.summary import Child, assert_same_buckets, child_code, read_events
 
 from sumlens.summary.histogram import reference_histogram
 

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from summary_helpers import read_events, run_child
+from helpers.summary import read_events, run_child
 
 from sumlens.io import read_scalars
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from summary_helpers import assert_same_buckets, read_events, run_child
+from helpers.summary import assert_same_buckets, read_events, run_child
 
 from sumlens.summary.histogram import reference_histogram
 from sumlens.summary.kernels import HISTOGRAM_DTYPES, WRITER_KERNELS, histogram_ready

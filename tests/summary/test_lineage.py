@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from summary_helpers import files_of, read_events
+from helpers.summary import files_of, read_events
 
 from sumlens import SummaryRecord
 from sumlens._proto import lineage_pb2

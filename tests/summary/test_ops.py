@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from summary_helpers import read_events
+from helpers.summary import read_events
 from torch import nn
 
 from sumlens import SummaryRecord, ops

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from summary_helpers import CHILD_TIMEOUT, Child, read_events, run_child, wait_for
+from helpers.summary import CHILD_TIMEOUT, Child, read_events, run_child, wait_for
 
 import sumlens.summary.pipeline as pipeline
 from sumlens import SummaryRecord

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from summary_helpers import read_events
+from helpers.summary import read_events
 
 from sumlens import SummaryRecord
 from sumlens.io import iter_events

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from summary_helpers import files_of, first_event, mode_of, payloads, read_events
+from helpers.summary import files_of, first_event, mode_of, payloads, read_events
 
 from sumlens import SummaryRecord
 from sumlens._proto import lineage_pb2, tensorboard_pb2

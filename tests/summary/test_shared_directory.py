@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from summary_helpers import Child, files_of, read_events, wait_for
+from helpers.summary import Child, files_of, read_events, wait_for
 
 import sumlens._log
 from sumlens import SummaryRecord

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers.summary import files_of, read_events
 from PIL import Image as PILImage
-from summary_helpers import files_of, read_events
 
 from sumlens import SummaryRecord
 from sumlens.lineage import TrainLineage

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from helpers.summary import read_events
 from PIL import Image as PILImage
-from summary_helpers import read_events
 
 import sumlens.summary.record as record_module
 from sumlens import SummaryRecord

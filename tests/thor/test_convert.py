@@ -7,7 +7,7 @@ import logging
 
 import pytest
 import torch
-from digits import DigitsCNN, batches, digits
+from helpers.digits import DigitsCNN, batches, digits
 from torch import nn
 
 from sumlens.thor import ConvertModelUtils, ConvertNetUtils, thor

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from thor_numpy import conv_factors, conv_patches, linear_factors
+from helpers.thor_numpy import conv_factors, conv_patches, linear_factors
 from torch import nn
 
 from sumlens.thor import ConvertModelUtils, thor

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from digits import DigitsCNN, batches, digits
+from helpers.digits import DigitsCNN, batches, digits
 from torch import nn
 
 from sumlens.thor import ConvertModelUtils, thor

@@ -13,7 +13,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 import torch
-from thor_numpy import (
+from helpers.thor_numpy import (
     block_inverse,
     conv_factors,
     conv_patches,

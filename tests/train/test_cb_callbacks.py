@@ -7,7 +7,7 @@ import logging
 import numpy as np
 import pytest
 import torch
-from callback_driver import drive
+from helpers.callback_driver import drive
 
 from sumlens.train.callback import Callback, CallbackList, RunContext, RunParams
 from sumlens.train.callbacks import (

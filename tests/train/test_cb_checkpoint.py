@@ -9,7 +9,7 @@ import threading
 
 import pytest
 import torch
-from callback_driver import drive
+from helpers.callback_driver import drive
 
 from sumlens.train import checkpoint as ckpt_mod
 from sumlens.train import load_checkpoint

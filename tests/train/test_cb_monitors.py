@@ -6,7 +6,7 @@ import math
 
 import pytest
 import torch
-from callback_driver import drive
+from helpers.callback_driver import drive
 
 from sumlens.train.callback import RunContext, RunParams
 from sumlens.train.callbacks import LossMonitor, TimeMonitor, _common

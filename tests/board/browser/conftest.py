@@ -12,9 +12,9 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from board_data import RUN_IDS, wait_loaded, write_base
-from board_helpers import free_port, running_server
-from board_page import WAIT_MS, BoardPage
+from helpers.board import free_port, running_server
+from helpers.board_data import RUN_IDS, wait_loaded, write_base
+from helpers.board_page import WAIT_MS, BoardPage
 from playwright.sync_api import Browser, ConsoleMessage, Dialog, Page, Request, sync_playwright
 
 from sumlens.board.settings import BoardSettings

@@ -15,9 +15,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from board_helpers import free_port, running_server, wait_until
-from board_page import WAIT_MS
-from lineage_data import lineage_ready
+from helpers.board import free_port, running_server, wait_until
+from helpers.board_page import WAIT_MS
+from helpers.lineage_data import lineage_ready
 from playwright.sync_api import Page
 
 from sumlens import SummaryRecord

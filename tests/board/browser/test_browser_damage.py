@@ -13,10 +13,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from board_data import get_json, wait_loaded
-from board_helpers import free_port, running_server, write_run
-from board_page import BoardPage
-from damage_data import CRAFTED_CORRUPT, write_crafted_run
+from helpers.board import free_port, running_server, write_run
+from helpers.board_data import get_json, wait_loaded
+from helpers.board_page import BoardPage
+from helpers.damage_data import CRAFTED_CORRUPT, write_crafted_run
 from playwright.sync_api import Page
 
 from sumlens.board.settings import BoardSettings

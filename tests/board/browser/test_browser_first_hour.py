@@ -21,10 +21,10 @@ from urllib.parse import parse_qs, urlsplit
 
 import numpy as np
 import pytest
-from board_data import get_json, wait_loaded
-from board_helpers import free_port, linked_runs, running_server, write_run
-from board_page import WAIT_MS, BoardPage
-from graph_page import GraphPage
+from helpers.board import free_port, linked_runs, running_server, write_run
+from helpers.board_data import get_json, wait_loaded
+from helpers.board_page import WAIT_MS, BoardPage
+from helpers.graph_page import GraphPage
 from playwright.sync_api import Page, Request
 
 from sumlens import SummaryRecord

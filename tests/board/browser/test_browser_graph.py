@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 import torch
-from board_helpers import free_port, get_json, running_server, wait_until
-from collector_runs import COLLECTOR_RATES, write_collector_runs
-from digits import DigitsCNN
-from graph_data import Net
-from graph_page import GraphPage
+from helpers.board import free_port, get_json, running_server, wait_until
+from helpers.collector_runs import COLLECTOR_RATES, write_collector_runs
+from helpers.digits import DigitsCNN
+from helpers.graph_data import Net
+from helpers.graph_page import GraphPage
 from playwright.sync_api import Page
 
 from sumlens import SummaryRecord

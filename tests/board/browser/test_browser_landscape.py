@@ -16,9 +16,9 @@ from urllib.parse import quote
 
 import numpy as np
 import pytest
-from board_data import wait_loaded
-from board_helpers import free_port, running_server
-from landscape_page import (
+from helpers.board import free_port, running_server
+from helpers.board_data import wait_loaded
+from helpers.landscape_page import (
     LANDSCAPE_RUNS,
     MARKUP,
     OURS_X,

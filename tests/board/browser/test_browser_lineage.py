@@ -19,10 +19,10 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
-from board_helpers import free_port, running_server, wait_until
-from board_page import WAIT_MS
-from collector_runs import COLLECTOR_RATES, write_collector_runs
-from lineage_data import (
+from helpers.board import free_port, running_server, wait_until
+from helpers.board_page import WAIT_MS
+from helpers.collector_runs import COLLECTOR_RATES, write_collector_runs
+from helpers.lineage_data import (
     GOLDEN,
     WRITTEN,
     XSS_LINEAGE,

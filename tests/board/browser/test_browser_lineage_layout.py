@@ -16,10 +16,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from board_helpers import free_port, get_json, running_server, wait_until
-from board_page import WAIT_MS, BoardPage
-from collector_runs import COLLECTOR_RATES, write_collector_runs
-from lineage_data import GOLDEN, WRITTEN, lineage_ready, write_lineage_run
+from helpers.board import free_port, get_json, running_server, wait_until
+from helpers.board_page import WAIT_MS, BoardPage
+from helpers.collector_runs import COLLECTOR_RATES, write_collector_runs
+from helpers.lineage_data import GOLDEN, WRITTEN, lineage_ready, write_lineage_run
 from playwright.sync_api import Page
 
 from sumlens.board.settings import BoardSettings

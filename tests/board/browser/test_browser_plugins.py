@@ -18,10 +18,9 @@ from urllib.parse import quote, urlencode
 
 import numpy as np
 import pytest
-from board_data import get_json, wait_loaded
-from board_helpers import free_port, running_server, wait_until
-from playwright.sync_api import Browser
-from plugin_data import (
+from helpers.board import free_port, running_server, wait_until
+from helpers.board_data import get_json, wait_loaded
+from helpers.plugin_data import (
     IMAGE_TAG,
     PLUGIN_RUNS,
     TENSOR_TAG,
@@ -33,7 +32,8 @@ from plugin_data import (
     write_plugin_base,
     write_step,
 )
-from plugin_page import PluginPage, WatchedPage, watched_page
+from helpers.plugin_page import PluginPage, WatchedPage, watched_page
+from playwright.sync_api import Browser
 
 from sumlens import SummaryRecord
 from sumlens.board.settings import BoardSettings

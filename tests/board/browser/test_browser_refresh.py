@@ -8,11 +8,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from board_data import get_json
-from board_helpers import wait_until
-from board_page import WAIT_MS, BoardPage
+from helpers.board import wait_until
+from helpers.board_data import get_json
+from helpers.board_page import WAIT_MS, BoardPage
 
-WRITER = Path(__file__).with_name("append_writer.py")
+WRITER = Path(__file__).parents[2] / "helpers" / "append_writer.py"
 ZOOM = [20, 160]
 
 

@@ -7,9 +7,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from board_data import RUN_IDS, get_json, wait_loaded
-from board_helpers import free_port, running_server, write_run
-from board_page import BoardPage
+from helpers.board import free_port, running_server, write_run
+from helpers.board_data import RUN_IDS, get_json, wait_loaded
+from helpers.board_page import BoardPage
 from playwright.sync_api import Page
 
 from sumlens.board.settings import BoardSettings

@@ -8,9 +8,9 @@ from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import numpy as np
-from board_data import DEEP_TAGS, LONG_STEPS, XSS
-from board_helpers import tb_ema
-from board_page import BoardPage
+from helpers.board import tb_ema
+from helpers.board_data import DEEP_TAGS, LONG_STEPS, XSS
+from helpers.board_page import BoardPage
 from playwright.sync_api import Response
 
 from sumlens.io import read_scalars

@@ -15,8 +15,8 @@ import shutil
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from board_data import RUN_IDS
-from board_page import BoardPage
+from helpers.board_data import RUN_IDS
+from helpers.board_page import BoardPage
 from playwright.sync_api import Page, Response
 
 _SIZES = """() => [performance.getEntriesByType('navigation')[0],

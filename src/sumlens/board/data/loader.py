@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -54,8 +55,10 @@ from sumlens.io import (
     NotAnEventFileError,
     ReadStats,
     RecordChangedError,
+    RecordFile,
     fast_engine_cached,
     fast_engine_ready,
+    masked_crc32c,
     read_events_at,
     read_file_scalars,
 )
@@ -381,6 +384,44 @@ class Loader:
         with self._lock:
             run = self._runs.get(run_id)
             return None if run is None else Path(run.path)
+
+    def status(self) -> dict[str, Any]:
+        """The loading itself, as the health route and the run list say it."""
+        return {
+            "base_dir": os.fspath(self.base_dir),
+            "loading": self.loading,
+            "reload_interval": self.reload_interval,
+            "truncated": self.truncated,
+            "engine": self.engine_used,
+        }
+
+    def record_file(self, run_id: str, name: str, offset: int = 0) -> RecordFile | None:
+        """The raw records of file ``name`` of a run from byte ``offset`` (None when the
+        run has no such file): for readers with rules of their own (MindInsight's)."""
+        with self._lock:
+            run = self._runs.get(run_id)
+            if run is None or name not in run.files:
+                return None
+            return RecordFile(Path(run.path) / name, offset)
+
+    def payload(self, run_id: str, name: str, offset: int, length: int) -> bytes | None:
+        """The payload of the record at ``offset`` of a run's file, checked against its
+        CRC; None when the file no longer holds that record or cannot be read."""
+        with self._lock:
+            run = self._runs.get(run_id)
+            if run is None or name not in run.files:
+                return None
+            path = Path(run.path) / name
+        try:
+            with open(path, "rb") as handle:
+                handle.seek(offset)
+                payload = handle.read(length)
+                crc = handle.read(4)
+        except OSError:
+            return None
+        if len(payload) != length or masked_crc32c(payload) != int.from_bytes(crc, "little"):
+            return None
+        return payload
 
     def files(self, run_id: str) -> list[FileState]:
         """The event files of a run as last read (copies), in reading order per rank."""

@@ -10,8 +10,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from board_helpers import get_json
-
+from helpers.board import get_json
 from sumlens import SummaryRecord
 from sumlens.lineage import DatasetGraph, EvaluationLineage, TrainLineage, UserDefinedInfo
 

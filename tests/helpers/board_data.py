@@ -14,7 +14,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from board_helpers import rank_env, wait_until, write_run
+from helpers.board import rank_env, wait_until, write_run
 
 XSS = "<img src=x onerror=alert(1)>"
 LONG_STEPS = 100_000

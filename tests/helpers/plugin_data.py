@@ -14,8 +14,8 @@ import shutil
 from pathlib import Path
 
 import numpy as np
-from board_helpers import rank_env
 
+from helpers.board import rank_env
 from sumlens import SummaryRecord
 from sumlens.io import Image, iter_events
 from sumlens.io.naming import file_rank

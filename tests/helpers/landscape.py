@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from digits import DigitsCNN, batches, digits
 from torch import nn
 
 import sumlens
+from helpers.digits import DigitsCNN, batches, digits
 from sumlens.metrics import Loss
 
 SAMPLES = 256

@@ -23,10 +23,10 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from board_helpers import rank_env
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
+from helpers.board import rank_env
 from sumlens import SummaryRecord
 from sumlens.graph import from_dataloader
 from sumlens.landscape import LossLandscape

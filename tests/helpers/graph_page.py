@@ -11,8 +11,9 @@ import json
 from typing import Any
 from urllib.parse import quote
 
-from board_page import WAIT_MS, BoardPage
 from playwright.sync_api import Locator
+
+from helpers.board_page import WAIT_MS, BoardPage
 
 VIEW = "#graph-view"
 _DRAWN = "#graph-view .graph-world [data-kind]"

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from board_page import WAIT_MS, BoardPage
 
+from helpers.board_page import WAIT_MS, BoardPage
 from sumlens import SummaryRecord
 from sumlens._proto import summary_pb2
 from sumlens.landscape import LossLandscape

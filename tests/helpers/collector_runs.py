@@ -8,10 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import torch
-from digits import DigitsCNN, batches, digits, split
 from torch import nn
 
 import sumlens
+from helpers.digits import DigitsCNN, batches, digits, split
 
 COLLECTOR_RATES = {"./collected/lr_0.05": 0.05, "./collected/lr_0.2": 0.2}
 """Runs ``write_collector_runs`` trains, with their learning rates."""

@@ -15,8 +15,9 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from board_page import WAIT_MS, BoardPage
 from playwright.sync_api import Browser, ConsoleMessage, Dialog, Locator, Page, Request
+
+from helpers.board_page import WAIT_MS, BoardPage
 
 _CARD = """([plugin, run, tag]) => [...document.querySelectorAll(`.${plugin}-card`)]
     .find((c) => c.dataset.run === run && c.dataset.tag === tag)"""

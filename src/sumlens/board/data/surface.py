@@ -1,0 +1,121 @@
+"""The one read surface of the dashboard: what every route, of both faces, reads through.
+
+Routes never open files, list directories or look inside the loader: they ask a
+:class:`ReadSurface` for runs, series, points, kept samples, single values and, where
+MindInsight's rules must read a job their own way, a run file's raw records. The
+polling :class:`~sumlens.board.data.loader.Loader` is the implementation that serves real
+base directories; :class:`~sumlens.board.data.memory.MemorySurface` holds made-up runs in
+memory, so route tests need neither a server nor a disk.
+
+Rules every implementation keeps:
+
+* **Unknown names are empty, not errors**: an unknown run has no series, samples or files;
+  the routes turn emptiness into 404s that name what is missing.
+* **Arrays are snapshots**: :meth:`ReadSurface.points` and :attr:`Samples.items` are
+  copies (or read-only views) the caller may keep while loading goes on.
+* **``version`` moves whenever anything a route shows changed**, so responses can be
+  cached per version (the run list is).
+* A value that cannot be read back raises :class:`~sumlens.board.errors.ValueUnreadable`
+  (damage, counted); one its file no longer holds is ``None``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from sumlens.io import Event, RecordFile
+
+
+@dataclass(frozen=True, slots=True)
+class SeriesRef:
+    """A scalar series as queries see it: which run, rank and tag, and how many points."""
+
+    run: str
+    rank: int | None
+    tag: str
+    key: str
+    count: int
+    first_wall: float
+
+
+@dataclass(frozen=True, slots=True)
+class Samples:
+    """The kept values of one non-scalar series (see :mod:`sumlens.board.data.samples`):
+    ``items`` holds each kept value's step, wall time and where its record lies."""
+
+    run: str
+    rank: int | None
+    plugin: str
+    tag: str
+    items: np.ndarray
+
+
+@dataclass(frozen=True, slots=True)
+class RunFile:
+    """One file of a run as last read: its name in the run's directory, its kind
+    (``summary``, ``lineage``, ``tensorboard`` ...), rank, size and what reading it met."""
+
+    name: str
+    kind: str
+    rank: int | None
+    size: int
+    mtime_ns: int
+    unreadable: bool
+    read_error: str
+
+
+@runtime_checkable
+class ReadSurface(Protocol):
+    """Everything the routes read (see the module docstring for the rules)."""
+
+    @property
+    def version(self) -> int:
+        """A number that changes whenever anything a route shows changed."""
+        ...
+
+    def status(self) -> dict[str, Any]:
+        """What ``/api/v1/health`` and the run list say of the loading itself:
+        ``base_dir``, ``loading``, ``reload_interval``, ``truncated`` and ``engine``."""
+        ...
+
+    def runs(self) -> list[dict[str, Any]]:
+        """Every run's summary as ``/api/v1/runs`` lists it, sorted by id."""
+        ...
+
+    def has_run(self, run_id: str) -> bool:
+        """Whether ``run_id`` names a run being served."""
+        ...
+
+    def series(self, run_id: str) -> list[SeriesRef]:
+        """The non-empty scalar series of a run, by rank then tag."""
+        ...
+
+    def points(self, ref: SeriesRef) -> np.ndarray:
+        """The points of a series now (:data:`~sumlens.board.data.store.POINT` records)."""
+        ...
+
+    def samples(self, run_id: str, plugin: str, tag: str) -> list[Samples]:
+        """The kept values of a run's ``plugin`` series named ``tag``, one entry per rank."""
+        ...
+
+    def value(self, samples: Samples, index: int) -> Event | None:
+        """The value of ``samples.items[index]``; None when its file no longer holds it."""
+        ...
+
+    def files(self, run_id: str) -> list[RunFile]:
+        """A run's files as last read, in reading order per rank."""
+        ...
+
+    def record_file(self, run_id: str, name: str, offset: int = 0) -> RecordFile | None:
+        """The raw records of one of a run's files from byte ``offset`` (None when the run
+        has no such file), for readers with rules of their own (MindInsight's, lineage)."""
+        ...
+
+    def payload(self, run_id: str, name: str, offset: int, length: int) -> bytes | None:
+        """The payload of the record at ``offset`` of a run's file, checked against its
+        CRC; None when the file no longer holds that record or cannot be read."""
+        ...
+

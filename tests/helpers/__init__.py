@@ -1,0 +1,1 @@
+"""What several test modules share: data writers, servers, pages and references."""
