@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 import numbers
 import os
+import sys
+from collections.abc import Sequence
 
 
 def _wrong_type(value: object, name: str, owner: str, allowed: str) -> TypeError:
@@ -82,14 +84,80 @@ def check_number(
     above: float | None = None,
     maximum: float | None = None,
     finite: bool = True,
-) -> float:
+    allow_none: bool = False,
+) -> float | None:
     """A real number (int or float, numpy's included, never a bool) in ``[minimum, maximum]``,
-    greater than ``above`` when given, and finite unless ``finite=False``."""
+    greater than ``above`` when given, and finite unless ``finite=False``; None if allowed."""
+    if value is None and allow_none:
+        return None
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise _wrong_type(value, name, owner, "a number")
+        raise _wrong_type(value, name, owner, "a number or None" if allow_none else "a number")
     number = float(value)
     _bounds(number, value, name, owner, minimum, maximum, above, finite)
     return number
+
+
+def check_instance(
+    value: object,
+    name: str,
+    owner: str,
+    kinds: type | tuple[type, ...],
+    allowed: str,
+    *,
+    allow_none: bool = False,
+) -> object:
+    """``value`` when it is an instance of ``kinds`` (a bool only when ``bool`` is one of
+    them, not as an int); None if allowed. ``allowed`` says what it must be, in words."""
+    if value is None and allow_none:
+        return None
+    kinds = kinds if isinstance(kinds, tuple) else (kinds,)
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+        raise _wrong_type(value, name, owner, f"{allowed} or None" if allow_none else allowed)
+    return value
+
+
+def check_str(
+    value: object, name: str, owner: str, *, allow_none: bool = False, non_empty: bool = False
+) -> str | None:
+    """A str (a ``ValueError`` when empty and ``non_empty``); None if allowed."""
+    allowed = "a non-empty str" if non_empty else "a str"
+    text = check_instance(value, name, owner, str, allowed, allow_none=allow_none)
+    if non_empty and text == "":
+        raise ValueError(f"For '{owner}', the argument '{name}' must be {allowed}, but got ''")
+    return text  # type: ignore[return-value]
+
+
+def check_choice(
+    value: object, name: str, owner: str, choices: Sequence[str], *, ignore_case: bool = False
+) -> str:
+    """One of the strs ``choices`` (compared in lower case with ``ignore_case``: the
+    choices are then lower case), returned as the choice it matched."""
+    allowed = f"one of {', '.join(repr(choice) for choice in choices)}"
+    if not isinstance(value, str):
+        raise _wrong_type(value, name, owner, allowed)
+    key = value.lower() if ignore_case else value
+    if key not in choices:
+        raise ValueError(
+            f"For '{owner}', the argument '{name}' must be {allowed}, but got {value!r}"
+        )
+    return key
+
+
+def check_callable(value: object, name: str, owner: str, *, allow_none: bool = False) -> object:
+    """A callable; None if allowed."""
+    if value is None and allow_none:
+        return None
+    if not callable(value):
+        raise _wrong_type(value, name, owner, "callable or None" if allow_none else "callable")
+    return value
+
+
+def check_module(value: object, name: str, owner: str, *, allow_none: bool = False) -> object:
+    """A torch ``nn.Module``; None if allowed. Torch is not imported here: when it is not
+    loaded yet, no value can be a module."""
+    torch = sys.modules.get("torch")
+    kinds = (torch.nn.Module,) if torch is not None else ()
+    return check_instance(value, name, owner, kinds, "a torch.nn.Module", allow_none=allow_none)
 
 
 def check_directory(value: object, name: str, owner: str, max_length: int = 1024) -> str:

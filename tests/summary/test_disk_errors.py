@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from helpers.summary import files_of, first_event, payloads, read_events, run_child
 
-import sumlens.summary.eventfile as eventfile
+import sumlens.io.storage as storage
 from sumlens import SummaryRecord
 from sumlens.io import read_scalars
 from sumlens.io.framing import encode_record
@@ -80,7 +80,7 @@ def test_file_too_large_loses_no_earlier_record(tmp_path: Path, mode: str) -> No
 
 
 class FullDisk:
-    """Stands in for ``os`` in the event-file module: ``write`` fails once ``room`` is used."""
+    """Stands in for ``os`` in the storage module: ``write`` fails once ``room`` is used."""
 
     def __init__(self) -> None:
         self.room: int | None = None
@@ -101,7 +101,7 @@ class FullDisk:
 @pytest.fixture
 def full_disk(monkeypatch: pytest.MonkeyPatch) -> FullDisk:
     disk = FullDisk()
-    monkeypatch.setattr(eventfile, "os", disk)
+    monkeypatch.setattr(storage, "os", disk)
     return disk
 
 
@@ -148,7 +148,7 @@ def free_bytes(monkeypatch: pytest.MonkeyPatch) -> SimpleNamespace:
         state.asked.append(Path(directory))
         return state.value
 
-    monkeypatch.setattr(eventfile, "free_disk_bytes", fake)
+    monkeypatch.setattr(storage, "free_disk_bytes", fake)
     return state
 
 

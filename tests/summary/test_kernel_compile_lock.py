@@ -32,7 +32,7 @@ pytestmark = [
     pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="scans /proc"),
 ]
 
-WARM_TARGET = "sumlens.summary.kernels:warm"
+WARM_TARGET = "sumlens.summary.kernel_warmup:warm"
 """The writer kernels' warm-up, named on a compiling child's command line (not a recorder's)."""
 BOUND = 240.0
 """Seconds any wait in these tests may take before it fails (a deadlock guard; a recorder

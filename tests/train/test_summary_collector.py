@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
@@ -17,6 +18,7 @@ from torch.utils.data import DataLoader, TensorDataset
 from sumlens import ops
 from sumlens.io import iter_events
 from sumlens.lineage import from_config
+from sumlens.summary import SummaryRecord
 from sumlens.summary.image import encode_image
 from sumlens.train import (
     Callback,
@@ -461,6 +463,45 @@ def test_validation(tmp_path: Path, kwargs: dict, error: type[Exception]) -> Non
     kwargs = {"summary_dir": str(tmp_path), **kwargs}
     with pytest.raises(error):
         SummaryCollector(**kwargs)
+
+
+def test_a_max_file_size_that_holds_no_loss_step_is_refused_at_construction(
+    tmp_path: Path,
+) -> None:
+    with pytest.raises(ValueError, match=r"max_file_size=10 .*'loss/auto'.* at least (\d+) bytes"):
+        SummaryCollector(tmp_path / "tiny", max_file_size=10)
+    loss_only = {"collect_metric": True}
+    with pytest.raises(ValueError, match=r"at least (\d+) bytes") as raised:
+        SummaryCollector(tmp_path / "probe", max_file_size=1, collect_specified_data=loss_only)
+    smallest = int(re.search(r"at least (\d+) bytes", str(raised.value)).group(1))
+    with pytest.raises(ValueError, match=f"max_file_size={smallest - 1} "):
+        SummaryCollector(tmp_path / "probe", max_file_size=smallest - 1)
+    model, loader = make_model()
+    collector = SummaryCollector(
+        tmp_path / "run",
+        collect_freq=1,
+        collect_specified_data=loss_only,
+        keep_default_action=False,
+        max_file_size=smallest,
+    )
+    model.train(1, loader, callbacks=[collector])
+    assert read(tmp_path / "run") == {("scalar", "loss/auto"): [1, 2, 3, 4, 5]}
+    files = [f for f in (tmp_path / "run").iterdir() if "_lineage" not in f.name]
+    assert len(files) == 5  # a file per step: the smallest size holds one
+
+
+def test_without_the_loss_the_record_s_smallest_file_is_enough(tmp_path: Path) -> None:
+    with pytest.raises(
+        ValueError, match=r"max_file_size=1 .*one step.* at least (\d+) bytes"
+    ) as raised:
+        SummaryRecord(tmp_path / "probe", max_file_size=1)
+    smallest = int(re.search(r"at least (\d+) bytes", str(raised.value)).group(1))
+    no_loss = {"collect_metric": False}
+    SummaryCollector(tmp_path / "run", max_file_size=smallest, collect_specified_data=no_loss)
+    with pytest.raises(ValueError, match=f"max_file_size={smallest - 1} .*one step"):
+        SummaryCollector(
+            tmp_path / "run", max_file_size=smallest - 1, collect_specified_data=no_loss
+        )
 
 
 def test_summary_dir_is_a_file(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from sumlens.io.reader import (
     RecordFile,
     iter_events,
     read_events_at,
+    read_record_at,
 )
 from sumlens.io.scalars import (
     Scalars,
@@ -41,5 +42,6 @@ __all__ = [
     "masked_crc32c",
     "read_events_at",
     "read_file_scalars",
+    "read_record_at",
     "read_scalars",
 ]

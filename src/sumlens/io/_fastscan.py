@@ -37,6 +37,7 @@ from sumlens.io.decode import DECODERS, INDEXERS, PayloadError
 from sumlens.io.events import Event
 from sumlens.io.framing import HEADER_SIZE, OVERHEAD, ReadStats, valid_header_at
 from sumlens.io.reader import NotAnEventFileError
+from sumlens.io.storage import LOCAL_STORAGE, Storage
 
 if sys.byteorder != "little":  # pragma: no cover - the loads below assume little-endian
     raise ImportError("sumlens.io._fastscan needs a little-endian machine")
@@ -1107,14 +1108,14 @@ _FallbackPoint = tuple[int, int, int, float, float]  # record index, ordinal, st
 
 
 def scan_file_scalars(
-    path: os.PathLike[str] | str, kind: str, stats: ReadStats
+    path: os.PathLike[str] | str, kind: str, stats: ReadStats, storage: Storage = LOCAL_STORAGE
 ) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Every scalar of one event file as ``{tag: (steps, wall_times, values)}`` in file order.
 
     Gives what the python engine gives (same points, same counts in ``stats``, the same
     :class:`~sumlens.io.reader.NotAnEventFileError` for a file holding no record).
     """
-    return scan_file_scalars_from(path, kind, stats)[0]
+    return scan_file_scalars_from(path, kind, stats, storage=storage)[0]
 
 
 def scan_file_scalars_from(
@@ -1125,6 +1126,7 @@ def scan_file_scalars_from(
     other: Callable[[Event, int, int], None] | None = None,
     limit: int | None = None,
     values: bool = True,
+    storage: Storage = LOCAL_STORAGE,
 ) -> tuple[dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]], int]:
     """The scalars of the complete records from byte ``start`` on, and where they end.
 
@@ -1133,14 +1135,15 @@ def scan_file_scalars_from(
     ``other(event, offset, length)`` (in file order within each chunk) when it is given,
     with where their record's payload lies in the file. With ``limit``, reading stops
     after the chunk in which ``limit`` bytes were passed. ``values=False`` hands histograms
-    and tensors to ``other`` unconverted (value None).
+    and tensors to ``other`` unconverted (value None). The file is read through ``storage``,
+    a chunk at a time straight into the scan's buffer (``readinto``).
     """
     decode = (DECODERS if values else INDEXERS)[kind]
     kind_code = _KIND_CODES[kind]
     name = os.path.basename(path)
     fallback: dict[str | bytes, list[_FallbackPoint]] = {}
-    with open(path, "rb", buffering=0) as handle:
-        size = os.fstat(handle.fileno()).st_size
+    with storage.open_read(os.fspath(path)) as handle:
+        size = handle.seek(0, os.SEEK_END)
         bufs = _Buffers(max(1024, min((size - start) // 32, 1 << 22)))
         bufs.state[_S_WANT_OTHER] = other is not None
         chunk = np.empty(0, dtype=np.uint8)

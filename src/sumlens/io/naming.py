@@ -17,6 +17,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from sumlens.io.storage import LOCAL_STORAGE, Storage, WriteStorage
+
 LINEAGE_SUFFIX = "_lineage"
 DEFAULT_PREFIX = "events"
 DEFAULT_SUFFIX = "_MS"
@@ -82,25 +84,27 @@ def tensorboard_file_name(seconds: int, host: str | None = None, suffix: str = "
 
 
 def claim_free_name(
-    directory: str | os.PathLike[str], make_name: Callable[[int], str], seconds: int | None = None
+    directory: str | os.PathLike[str],
+    make_name: Callable[[int], str],
+    seconds: int | None = None,
+    storage: WriteStorage = LOCAL_STORAGE,
 ) -> tuple[Path, int]:
     """Create an empty file named ``make_name(t)`` for the first free ``t >= seconds``.
 
     ``make_name`` maps a timestamp to a file name. The file is created exclusively
-    (``O_EXCL``, mode 0600), so two writers in one directory and second — in one process
-    or several — never share a name; the loser moves on to the next second. Returns
-    ``(path, t)``.
+    (:meth:`~sumlens.io.storage.WriteStorage.create`: ``O_EXCL``, mode 0600 on a local
+    disk), so two writers in one directory and second — in one process or several — never
+    share a name; the loser moves on to the next second. Returns ``(path, t)``.
     """
     directory = Path(directory)
     t = int(time.time()) if seconds is None else int(seconds)
     while True:
         path = directory / make_name(t)
         try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            storage.create(os.fspath(path))
         except FileExistsError:
             t += 1
             continue
-        os.close(fd)
         return path, t
 
 
@@ -137,15 +141,19 @@ def file_order_key(name: str) -> tuple[int, str]:
     return (int(match.group(1)) if match else -1, name)
 
 
-def event_files(directory: str | os.PathLike[str]) -> list[Path]:
+def event_files(directory: str | os.PathLike[str], storage: Storage = LOCAL_STORAGE) -> list[Path]:
     """The event files of one run directory (not its subdirectories), in reading order."""
     directory = Path(directory)
     names = [
-        entry.name
-        for entry in os.scandir(directory)
-        if entry.is_file() and file_kind(entry.name) is not None
+        info.name
+        for info in storage.list_dir(os.fspath(directory), keep=is_event_file_name, dirs=False)
     ]
     return [directory / name for name in sorted(names, key=file_order_key)]
+
+
+def is_event_file_name(name: str) -> bool:
+    """Whether ``name`` is an event file's (:func:`file_kind` knows its kind)."""
+    return file_kind(name) is not None
 
 
 _SUMMARY_NUMBER = re.compile(r"summary\.(\d+)")

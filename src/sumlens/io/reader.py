@@ -4,7 +4,9 @@
 remembers, so a growing file can be read again later from where the last read
 stopped. :func:`iter_events` is the public entry point: a file or a run directory in,
 :class:`~sumlens.io.events.Event` values out, with the damage met counted in
-``.stats`` of the returned stream.
+``.stats`` of the returned stream. Every reader takes a ``storage``
+(:class:`~sumlens.io.storage.Storage`, the local file system by default): files are listed
+and opened through it alone.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from sumlens.io.decode import DECODERS, PayloadError, decode_tag
 from sumlens.io.events import Event
 from sumlens.io.framing import HEADER_SIZE, OVERHEAD, ReadStats, scan_all, valid_header_at
 from sumlens.io.naming import event_files, file_kind
+from sumlens.io.storage import LOCAL_STORAGE, Storage
 
 CHUNK_SIZE = 16 * 1024 * 1024
 """Bytes read at a time; a record larger than this is read whole."""
@@ -40,12 +43,12 @@ class RecordChangedError(PayloadError):
     """The bytes where a record was are no longer that record: its file changed since."""
 
 
-def sniff_kind(path: Path) -> str:
+def sniff_kind(path: Path, storage: Storage = LOCAL_STORAGE) -> str:
     """The kind of an event file: by its name, else by its first record's payload."""
     kind = file_kind(path.name)
     if kind is not None:
         return kind
-    with open(path, "rb") as handle:
+    with storage.open_read(os.fspath(path)) as handle:
         head = handle.read(256)
     if b"brain.Event" in head:
         return "tensorboard"
@@ -60,12 +63,16 @@ class RecordFile:
     Each :meth:`read_payloads` call returns the complete records between the current
     offset and the end of the file and advances the offset past them; an incomplete
     last record stays unread (its bytes are reported as ``torn_tail_bytes``), so calling
-    again after the writer appended more picks it up.
+    again after the writer appended more picks it up. The file is opened through
+    ``storage`` for each read.
     """
 
-    def __init__(self, path: str | os.PathLike[str], offset: int = 0) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], offset: int = 0, storage: Storage = LOCAL_STORAGE
+    ) -> None:
         self.path = Path(path)
         self.offset = offset
+        self.storage = storage
         self.stats = ReadStats()
         self._tail = 0  # torn-tail bytes last counted in self.stats
 
@@ -89,8 +96,8 @@ class RecordFile:
         with :func:`read_events_at`.
         """
         stats = self.stats if stats is None else stats
-        with open(self.path, "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
+        with self.storage.open_read(os.fspath(self.path)) as handle:
+            size = handle.seek(0, os.SEEK_END)
             resumed_at = self.offset
             seen_before = stats.records + stats.corrupt_records
             while self.offset < size and (limit is None or self.offset - resumed_at < limit):
@@ -135,8 +142,9 @@ class EventStream:
     ``stats`` (a :class:`~sumlens.io.framing.ReadStats`) is complete once iteration ends.
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], storage: Storage = LOCAL_STORAGE) -> None:
         self.path = Path(path)
+        self.storage = storage
         self.stats = ReadStats()
         self._iterator = self._events()
 
@@ -147,12 +155,12 @@ class EventStream:
         return next(self._iterator)
 
     def _events(self) -> Iterator[Event]:
-        in_directory = self.path.is_dir()
-        for path in resolve_files(self.path):
-            decode = DECODERS[sniff_kind(path)]
+        in_directory = is_directory(self.path, self.storage)
+        for path in resolve_files(self.path, self.storage):
+            decode = DECODERS[sniff_kind(path, self.storage)]
             name = path.name
             try:
-                for payload in RecordFile(path).read_payloads(self.stats):
+                for payload in RecordFile(path, storage=self.storage).read_payloads(self.stats):
                     try:
                         events = decode(payload, name, self.stats)
                     except PayloadError:
@@ -172,7 +180,12 @@ def note_unreadable(err: NotAnEventFileError, stats: ReadStats) -> None:
 
 
 def read_events_at(
-    path: str | os.PathLike[str], kind: str, offset: int, length: int, tag: str | None = None
+    path: str | os.PathLike[str],
+    kind: str,
+    offset: int,
+    length: int,
+    tag: str | None = None,
+    storage: Storage = LOCAL_STORAGE,
 ) -> list[Event]:
     """The events of the one record whose payload is ``length`` bytes at ``offset``
     (only those named ``tag`` when given: the step's other values are not decoded).
@@ -186,10 +199,23 @@ def read_events_at(
     """
     if kind not in DECODERS:
         raise ValueError(f"kind={kind!r} is not one of {', '.join(map(repr, DECODERS))}")
+    payload = read_record_at(path, offset, length, storage)
+    if tag is not None:
+        return decode_tag(kind, payload, os.path.basename(path), tag)
+    return DECODERS[kind](payload, os.path.basename(path), ReadStats())
+
+
+def read_record_at(
+    path: str | os.PathLike[str], offset: int, length: int, storage: Storage = LOCAL_STORAGE
+) -> bytes:
+    """The payload of ``length`` bytes at ``offset``, checked against the CRC after it.
+
+    Raises :class:`RecordChangedError` when those bytes are no longer that record, and
+    ``OSError`` when the file cannot be read.
+    """
     if offset < 0 or length < 0:
         raise ValueError(f"offset={offset!r} and length={length!r} must be >= 0")
-    with open(path, "rb") as handle:
-        handle.seek(offset)
+    with storage.open_read(os.fspath(path), offset) as handle:
         payload = handle.read(length)
         crc = handle.read(4)
     if (
@@ -200,26 +226,36 @@ def read_events_at(
         raise RecordChangedError(
             f"no record of {length} bytes at offset {offset} of {os.fspath(path)!r}"
         )
-    if tag is not None:
-        return decode_tag(kind, payload, os.path.basename(path), tag)
-    return DECODERS[kind](payload, os.path.basename(path), ReadStats())
+    return payload
 
 
-def resolve_files(path: str | os.PathLike[str]) -> list[Path]:
+def is_directory(path: str | os.PathLike[str], storage: Storage = LOCAL_STORAGE) -> bool:
+    """Whether ``path`` is a directory now (False for what cannot be stat'ed)."""
+    try:
+        return storage.stat(os.fspath(path)).is_dir
+    except OSError:
+        return False
+
+
+def resolve_files(path: str | os.PathLike[str], storage: Storage = LOCAL_STORAGE) -> list[Path]:
     """The event files ``path`` stands for: itself if a file, its event files if a directory."""
     path = Path(path)
-    if path.is_dir():
-        return event_files(path)
-    if path.is_file():
+    try:
+        info = storage.stat(os.fspath(path))
+    except OSError:
+        info = None
+    if info is not None and info.is_dir:
+        return event_files(path, storage)
+    if info is not None and info.is_file:
         return [path]
     raise FileNotFoundError(f"path={os.fspath(path)!r} is neither an event file nor a directory")
 
 
-def iter_events(path: str | os.PathLike[str]) -> EventStream:
+def iter_events(path: str | os.PathLike[str], storage: Storage = LOCAL_STORAGE) -> EventStream:
     """Events of one event file or of every event file of a run directory, in file order.
 
     A directory contributes the files MindInsight and TensorBoard would pick
     (``summary.<n>`` names, ``_lineage`` files, ``tfevents`` files); anything else in it
     is ignored. Damage is skipped and counted in the returned stream's ``stats``.
     """
-    return EventStream(path)
+    return EventStream(path, storage)

@@ -26,10 +26,12 @@ from sumlens.io.reader import (
     NotAnEventFileError,
     PayloadError,
     RecordFile,
+    is_directory,
     note_unreadable,
     resolve_files,
     sniff_kind,
 )
+from sumlens.io.storage import LOCAL_STORAGE, Storage
 
 Engine = Literal["auto", "numba", "python"]
 ENGINES = ("auto", "numba", "python")
@@ -51,29 +53,32 @@ class Scalars(dict[str, Columns]):
         self.stats = stats
 
 
-def read_scalars(path: str | os.PathLike[str], engine: Engine = "auto") -> Scalars:
+def read_scalars(
+    path: str | os.PathLike[str], engine: Engine = "auto", storage: Storage = LOCAL_STORAGE
+) -> Scalars:
     """Every scalar in an event file or run directory, as numpy columns per tag.
 
     Values of the same tag from several files are concatenated in file order; repeated
     steps are kept as written. ``engine="python"`` forces the protobuf reference path;
-    ``"numba"`` requires numba; ``"auto"`` uses numba when it is importable.
+    ``"numba"`` requires numba; ``"auto"`` uses numba when it is importable. Files are
+    listed and read through ``storage``.
     """
     if engine not in ENGINES:
         raise ValueError(f"engine={engine!r} is not one of {', '.join(map(repr, ENGINES))}")
-    files = resolve_files(path)
+    files = resolve_files(path, storage)
     stats = ReadStats()
     use_numba = engine == "numba" or (engine == "auto" and _numba_available())
     parts: dict[str, list[Columns]] = {}
-    in_directory = os.path.isdir(path)
+    in_directory = is_directory(path, storage)
     for file in files:
-        kind = sniff_kind(file)
+        kind = sniff_kind(file, storage)
         try:
             if use_numba:
                 from sumlens.io._fastscan import scan_file_scalars
 
-                found = scan_file_scalars(file, kind, stats)
+                found = scan_file_scalars(file, kind, stats, storage)
             else:
-                found = _python_file_scalars(file, kind, stats)
+                found = _python_file_scalars(file, kind, stats, storage)
         except NotAnEventFileError as err:
             if not in_directory:
                 raise
@@ -94,6 +99,7 @@ def read_file_scalars(
     other: OtherEvents | None = None,
     limit: int | None = None,
     values: bool = True,
+    storage: Storage = LOCAL_STORAGE,
 ) -> tuple[dict[str, Columns], int]:
     """The scalars of one event file from byte ``start`` on, and the offset reading stopped at.
 
@@ -106,21 +112,22 @@ def read_file_scalars(
     again; with ``values=False`` their histograms and tensors are not converted and come
     with value None, for readers that only index them); damage is counted in ``stats``. With
     ``limit``, about that many bytes are read (whole chunks of up to 16 MiB): memory stays
-    bounded on huge files, and ``end < size`` says there is more.
+    bounded on huge files, and ``end < size`` says there is more. The file is opened through
+    ``storage``.
     """
     if engine not in ENGINES:
         raise ValueError(f"engine={engine!r} is not one of {', '.join(map(repr, ENGINES))}")
     if start < 0:
         raise ValueError(f"start={start!r} must be a byte offset >= 0")
-    kind = sniff_kind(Path(path)) if kind is None else kind
+    kind = sniff_kind(Path(path), storage) if kind is None else kind
     if kind not in DECODERS:
         raise ValueError(f"kind={kind!r} is not one of {', '.join(map(repr, DECODERS))}")
     stats = ReadStats() if stats is None else stats
     if engine == "numba" or (engine == "auto" and _numba_available()):
         from sumlens.io._fastscan import scan_file_scalars_from
 
-        return scan_file_scalars_from(path, kind, stats, start, other, limit, values)
-    return _python_file_scalars_from(path, kind, stats, start, other, limit, values)
+        return scan_file_scalars_from(path, kind, stats, start, other, limit, values, storage)
+    return _python_file_scalars_from(path, kind, stats, start, other, limit, values, storage)
 
 
 def fast_engine_ready(wait: float = 0.0) -> bool:
@@ -173,9 +180,11 @@ def scalar_columns(events: Iterable[Event]) -> dict[str, Columns]:
     }
 
 
-def _python_file_scalars(path: os.PathLike[str], kind: str, stats: ReadStats) -> dict[str, Columns]:
+def _python_file_scalars(
+    path: os.PathLike[str], kind: str, stats: ReadStats, storage: Storage = LOCAL_STORAGE
+) -> dict[str, Columns]:
     """Reference path: frame with :class:`RecordFile`, decode every record with protobuf."""
-    return _python_file_scalars_from(path, kind, stats)[0]
+    return _python_file_scalars_from(path, kind, stats, storage=storage)[0]
 
 
 def _python_file_scalars_from(
@@ -186,10 +195,11 @@ def _python_file_scalars_from(
     other: OtherEvents | None = None,
     limit: int | None = None,
     values: bool = True,
+    storage: Storage = LOCAL_STORAGE,
 ) -> tuple[dict[str, Columns], int]:
     decode = (DECODERS if values else INDEXERS)[kind]
     name = os.path.basename(path)
-    records = RecordFile(path, start)
+    records = RecordFile(path, start, storage)
 
     def events() -> Iterable[Event]:
         for offset, payload in records.read_located(stats, limit):

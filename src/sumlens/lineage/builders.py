@@ -14,25 +14,11 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from sumlens._checks import check_instance, check_int, check_number, check_str
 from sumlens._log import warn_once
 from sumlens._proto import lineage_pb2
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
-
-
-def _check(name: str, value: object, kinds: tuple[type, ...], allowed: str) -> None:
-    if value is None:
-        return
-    if isinstance(value, bool) and bool not in kinds:
-        raise TypeError(f"{name} must be {allowed}, got bool {value!r}")
-    if not isinstance(value, kinds):
-        raise TypeError(f"{name} must be {allowed}, got {type(value).__name__} {value!r}")
-
-
-def _check_int32(name: str, value: int | None) -> None:
-    _check(name, value, (int,), "an int")
-    if value is not None and not INT32_MIN <= value <= INT32_MAX:
-        raise ValueError(f"{name}={value} is outside the int32 range lineage records can hold")
 
 
 class LineageBuilder:
@@ -68,6 +54,7 @@ class TrainLineage(LineageBuilder):
     model_size: int | None = None
 
     def __post_init__(self) -> None:
+        owner = "TrainLineage"
         for field in (
             "optimizer",
             "loss_function",
@@ -76,12 +63,14 @@ class TrainLineage(LineageBuilder):
             "network",
             "model_path",
         ):
-            _check(field, getattr(self, field), (str,), "a str")
-        for field in ("learning_rate", "loss"):
-            _check(field, getattr(self, field), (int, float), "a number")
+            check_str(getattr(self, field), field, owner, allow_none=True)
+        for field in ("learning_rate", "loss"):  # NaN and infinities are kept as they are
+            check_number(getattr(self, field), field, owner, finite=False, allow_none=True)
         for field in ("epoch", "device_num", "batch_size", "train_dataset_size"):
-            _check_int32(field, getattr(self, field))
-        _check("model_size", self.model_size, (int,), "an int")
+            check_int(
+                getattr(self, field), field, owner, INT32_MIN, maximum=INT32_MAX, allow_none=True
+            )
+        check_int(self.model_size, "model_size", owner, allow_none=True)
 
     def to_proto(self) -> lineage_pb2.TrainLineage:
         """The ``TrainLineage`` message, with only the fields that were given."""
@@ -122,9 +111,18 @@ class EvaluationLineage(LineageBuilder):
     valid_dataset_size: int | None = None
 
     def __post_init__(self) -> None:
-        _check("metrics", self.metrics, (Mapping,), "a dict of metric name to value")
-        _check("valid_dataset_path", self.valid_dataset_path, (str,), "a str")
-        _check_int32("valid_dataset_size", self.valid_dataset_size)
+        owner = "EvaluationLineage"
+        allowed = "a dict of metric name to value"
+        check_instance(self.metrics, "metrics", owner, Mapping, allowed, allow_none=True)
+        check_str(self.valid_dataset_path, "valid_dataset_path", owner, allow_none=True)
+        check_int(
+            self.valid_dataset_size,
+            "valid_dataset_size",
+            owner,
+            INT32_MIN,
+            maximum=INT32_MAX,
+            allow_none=True,
+        )
         if self.metrics is not None:
             self._metric_json = json.dumps({str(k): _plain(v) for k, v in self.metrics.items()})
 
@@ -225,10 +223,11 @@ class DatasetGraph(LineageBuilder):
     children: list[DatasetGraph] = dataclasses.field(default_factory=list)
 
     def __post_init__(self) -> None:
-        _check("op_type", self.op_type, (str,), "a str")
-        _check("params", self.params, (Mapping,), "a dict")
+        owner = "DatasetGraph"
+        check_str(self.op_type, "op_type", owner, allow_none=True)
+        check_instance(self.params, "params", owner, Mapping, "a dict", allow_none=True)
         for child in self.children:
-            _check("children", child, (DatasetGraph,), "a list of DatasetGraph")
+            check_instance(child, "children", owner, DatasetGraph, "a list of DatasetGraph")
 
     def to_proto(self) -> lineage_pb2.DatasetGraph:
         """The ``DatasetGraph`` message tree."""

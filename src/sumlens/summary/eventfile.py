@@ -15,6 +15,10 @@ It owns the byte-level promises of the writer:
   stays readable to its end, keeps every record that fitted, and later records can
   follow; a new file whose header cannot be written is removed again, so no file ever
   lacks its header.
+
+Files are made, appended to and closed only through a
+:class:`~sumlens.io.storage.WriteStorage` (the local disk by default), the writer's side of
+the storage seam.
 """
 
 from __future__ import annotations
@@ -22,7 +26,6 @@ from __future__ import annotations
 import dataclasses
 import errno
 import os
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -30,6 +33,7 @@ import numpy as np
 
 from sumlens.io.framing import encode_record
 from sumlens.io.naming import claim_free_name
+from sumlens.io.storage import LOCAL_STORAGE, AppendFile, WriteStorage
 
 
 def _whole_records(ends: np.ndarray, nbytes: int) -> int:
@@ -42,11 +46,6 @@ class RecordTooLargeError(ValueError):
     """One record (with the file's header) does not fit in ``max_file_size``."""
 
 
-def free_disk_bytes(directory: Path) -> int:
-    """Free bytes on the file system holding ``directory`` (a seam for tests)."""
-    return shutil.disk_usage(directory).free
-
-
 @dataclasses.dataclass(eq=False)
 class EventFile:
     """Append-only records to ``directory/make_name(t)``, rotating at ``max_file_size``.
@@ -54,7 +53,8 @@ class EventFile:
     ``seconds`` is the time in the first file's name (a later file takes the next free
     second); ``header`` returns the serialized first record of each new file (or None
     for none); ``on_new_file(path, fd)`` is called for each new file once its header is
-    written. ``path`` is the current file, ``paths`` every file written so far.
+    written. ``path`` is the current file, ``paths`` every file written so far. Files are
+    created, written, made read-only and removed through ``storage``.
     """
 
     directory: Path
@@ -63,9 +63,10 @@ class EventFile:
     max_file_size: int | None = None
     header: Callable[[], bytes] | None = None
     on_new_file: Callable[[Path, int], None] | None = None
+    storage: WriteStorage = LOCAL_STORAGE
     path: Path | None = dataclasses.field(default=None, init=False)
     paths: list[Path] = dataclasses.field(default_factory=list, init=False)
-    _fd: int = dataclasses.field(default=-1, init=False, repr=False)
+    _file: AppendFile | None = dataclasses.field(default=None, init=False, repr=False)
     _size: int = dataclasses.field(default=0, init=False, repr=False)
 
     @property
@@ -91,7 +92,7 @@ class EventFile:
         too_large: RecordTooLargeError | None = None
         while first < count:
             size = int(ends[first]) - start
-            if self._fd < 0 or self._over_limit(size):
+            if self._file is None or self._over_limit(size):
                 try:
                     self._rotate(size)
                 except RecordTooLargeError as err:
@@ -120,22 +121,24 @@ class EventFile:
                 "raise max_file_size"
             )
         self.close()
-        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        path, self.seconds = claim_free_name(self.directory, self.make_name, self.seconds)
-        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+        self.storage.make_dirs(os.fspath(self.directory))
+        path, self.seconds = claim_free_name(
+            self.directory, self.make_name, self.seconds, self.storage
+        )
+        self._file = file = self.storage.open_append(os.fspath(path))
         self.path, self._size = path, 0
         try:
             self._write(header, np.array([len(header)]))
         except BaseException:
             # Without its header the file must not take records: give the name back, so
             # the next append starts over with a new file that has one.
-            os.close(self._fd)
-            self._fd, self.path = -1, None
-            path.unlink()
+            file.close()
+            self._file, self.path = None, None
+            self.storage.remove(os.fspath(path))
             raise
         self.paths.append(path)
         if self.on_new_file is not None:
-            self.on_new_file(path, self._fd)
+            self.on_new_file(path, file.fileno())
 
     def _write(self, data: bytes | bytearray | memoryview, ends: np.ndarray) -> None:
         """Append the whole records in ``data`` (``ends``: their end offsets) that fit.
@@ -146,18 +149,20 @@ class EventFile:
         view = memoryview(data)
         if not view:
             return
-        free = free_disk_bytes(self.directory)
+        file = self._file
+        assert file is not None  # opened by _rotate before any write
+        free = self.storage.free_bytes(os.fspath(self.directory))
         fits = len(view) if free >= len(view) else _whole_records(ends, free)
         written = 0
         try:
             while written < fits:
-                count = os.write(self._fd, view[written:fits])
+                count = file.write(view[written:fits])
                 if count == 0:
                     raise OSError(errno.EIO, "write returned 0 bytes", str(self.path))
                 written += count
         except OSError:
             kept = _whole_records(ends, written)  # drop the torn record after them
-            os.ftruncate(self._fd, self._size + kept)
+            file.truncate(self._size + kept)
             self._size += kept
             raise
         self._size += written
@@ -171,9 +176,9 @@ class EventFile:
 
     def close(self) -> None:
         """Close the current file and make it read-only (0400); later writes open a new one."""
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
+        if self._file is not None:
+            self._file.close()
+            self._file = None
             if self.path is not None:
-                os.chmod(self.path, 0o400)
+                self.storage.seal(os.fspath(self.path))
             self.seconds += 1

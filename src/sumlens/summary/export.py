@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sumlens.summary import eventfile
+from sumlens.io import storage
 from sumlens.summary.items import Item, StepBatch
 
 EXPORT_FORMATS = {"tensor_format": ("npy", None)}
@@ -33,7 +33,7 @@ class NpyExporter:
         folder = self.directory / "tensor"
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         needed = value.nbytes + NPY_HEADER_ESTIMATE
-        free = eventfile.free_disk_bytes(folder)  # via the module: one seam for tests
+        free = storage.free_disk_bytes(folder)  # via the module: one seam for tests
         if free < needed:
             raise OSError(
                 errno.ENOSPC, f"no space left on the disk for {needed} bytes ({free} free)", folder

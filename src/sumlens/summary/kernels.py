@@ -3,9 +3,10 @@
 On a fresh install, compiling the histogram and serialization kernels takes seconds; the
 first step that recorded a histogram used to spend them on the training thread. Now
 :data:`WRITER_KERNELS` (a :class:`sumlens._numba.KernelSet`) gets them ready off the
-training thread, started by every ``SummaryRecord``; until :func:`ready`, histograms are
-binned by numpy (:func:`sumlens.summary.histogram.reference_histogram`, the writer thread
-does it) and scalar blocks and histogram messages are serialized by protobuf. Both paths
+training thread (:func:`sumlens.summary.kernel_warmup.warm` calls each once), started by
+every ``SummaryRecord``; until :func:`ready`, histograms are binned by numpy
+(:func:`sumlens.summary.histogram.reference_histogram`, the writer thread does it) and
+scalar blocks and histogram messages are serialized by protobuf. Both paths
 give the same bytes (the tests compare them); only the speed differs.
 """
 
@@ -17,7 +18,7 @@ from sumlens._numba import KernelSet
 
 WRITER_KERNELS = KernelSet(
     "writer",
-    "sumlens.summary.kernels:warm",
+    "sumlens.summary.kernel_warmup:warm",
     (
         "sumlens.summary._histogram_jit",
         "sumlens.summary._histogram_wire",
@@ -25,6 +26,7 @@ WRITER_KERNELS = KernelSet(
         "sumlens.summary.histogram",
         "sumlens.summary.scalar_block",
         "sumlens.summary.kernels",
+        "sumlens.summary.kernel_warmup",
     ),
 )
 HISTOGRAM_DTYPES = frozenset(
@@ -44,23 +46,3 @@ def histogram_ready(dtype: np.dtype) -> bool:
     """Whether an array of ``dtype`` can be binned now by the compiled histogram."""
     dtype = _BINNED_AS.get(dtype, dtype)
     return dtype in HISTOGRAM_DTYPES and WRITER_KERNELS.ready()
-
-
-def warm() -> None:
-    """Call every writer kernel once, through the code real calls take, for each type used."""
-    from sumlens.summary._histogram_wire import mindspore_histogram_bytes
-    from sumlens.summary.histogram import compiled_histogram
-    from sumlens.summary.scalar_block import ScalarBlock, TagTable, encode_scalar_block
-
-    values = np.linspace(-1.0, 1.0, 1000)
-    for dtype in sorted(HISTOGRAM_DTYPES, key=str):
-        if dtype.kind == "f":
-            mixed = np.concatenate([values, [np.nan, np.inf, -np.inf]]).astype(dtype)
-            compiled_histogram(mixed)  # with NaN and infinities: the slow statistics pass
-            compiled_histogram(np.full(3, np.nan, dtype))
-            hist = compiled_histogram(values.astype(dtype))
-        else:
-            hist = compiled_histogram((values * 100).astype(dtype))
-        mindspore_histogram_bytes(hist)
-    for file_format in ("mindspore", "tensorboard"):
-        encode_scalar_block(ScalarBlock([(1, 0.0, {"warm": 1.0})]), TagTable(), file_format)

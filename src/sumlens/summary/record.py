@@ -29,10 +29,17 @@ from typing import Any
 
 import numpy as np
 
-from sumlens._checks import check_directory
+from sumlens._checks import (
+    check_bool,
+    check_callable,
+    check_choice,
+    check_directory,
+    check_int,
+    check_module,
+    check_str,
+)
 from sumlens._log import log_once, logger, warn_once
 from sumlens._numba import prepare as prepare_kernels
-from sumlens.io.framing import encode_record
 from sumlens.io.naming import (
     check_affix,
     current_rank,
@@ -50,9 +57,10 @@ from sumlens.summary.convert import (
     torch_numpy_dtype,
 )
 from sumlens.summary.device_histogram import SMALL_TENSOR, DeviceHistogram, device_statistics
-from sumlens.summary.encoders import ENCODERS, version_payload
+from sumlens.summary.encoders import version_payload
 from sumlens.summary.eventfile import EventFile, RecordTooLargeError
 from sumlens.summary.export import NpyExporter, check_export_options
+from sumlens.summary.file_size import check_max_file_size, header_bytes
 from sumlens.summary.histogram import compiled_histogram
 from sumlens.summary.image import nchw_shape
 from sumlens.summary.items import Item, StepBatch
@@ -79,22 +87,6 @@ MAX_STEP_BYTES = 2**31 - 1
 MAX_LOG_DIR_LENGTH = 1024
 _PLAIN_NUMBERS = frozenset({float, int, np.float64, np.float32, np.float16, np.int64, np.int32})
 """Scalar values taken as they are (no snapshot needed: they are immutable)."""
-
-
-def _check_type(name: str, value: object, kinds: type | tuple[type, ...], allowed: str) -> None:
-    if isinstance(value, bool) and bool not in (kinds if isinstance(kinds, tuple) else (kinds,)):
-        raise TypeError(f"{name} must be {allowed}, got bool {value!r}")
-    if not isinstance(value, kinds):
-        raise TypeError(f"{name} must be {allowed}, got {type(value).__name__} {value!r}")
-
-
-def _check_module(name: str, value: object) -> None:
-    """``value`` must be None or a torch ``nn.Module``."""
-    if value is None:
-        return
-    torch = sys.modules.get("torch")
-    if torch is None or not isinstance(value, torch.nn.Module):
-        raise TypeError(f"{name} must be a torch.nn.Module or None, got {type(value).__name__}")
 
 
 def _resolve_log_dir(log_dir: object) -> Path:
@@ -144,30 +136,18 @@ class SummaryRecord:
         directory = _resolve_log_dir(log_dir)
         check_affix("file_prefix", file_prefix)
         check_affix("file_suffix", file_suffix)
-        _check_type("raise_exception", raise_exception, bool, "a bool")
-        _check_type("num_process", num_process, int, "a positive int")
-        if num_process <= 0:
-            raise ValueError(f"num_process={num_process} must be a positive int")
-        if file_format not in FILE_FORMATS:
-            raise ValueError(f"file_format={file_format!r} is not one of {FILE_FORMATS}")
-        if max_file_size is not None:
-            _check_type("max_file_size", max_file_size, int, "an int number of bytes or None")
-            smallest = _smallest_file(file_format)
-            if max_file_size < smallest:
-                raise ValueError(
-                    f"max_file_size={max_file_size} is too small: each file starts with its "
-                    f"version record and must hold at least one step, so it must be at least "
-                    f"{smallest} bytes (or None for no limit)"
-                )
-        _check_type("max_pending_bytes", max_pending_bytes, int, "a positive int")
-        if max_pending_bytes <= 0:
-            raise ValueError(f"max_pending_bytes={max_pending_bytes} must be positive")
+        owner = "SummaryRecord"
+        raise_exception = check_bool(raise_exception, "raise_exception", owner)
+        num_process = check_int(num_process, "num_process", owner, 1)
+        file_format = check_choice(file_format, "file_format", owner, FILE_FORMATS)
+        max_file_size = check_max_file_size(max_file_size, owner, file_format)
+        max_pending_bytes = check_int(max_pending_bytes, "max_pending_bytes", owner, 1)
         self._export_options = check_export_options(export_options)
-        _check_module("network", network)
+        check_module(network, "network", owner, allow_none=True)
 
         self.network = network
         self._max_file_size = max_file_size
-        self._room = None if max_file_size is None else max_file_size - _header_bytes(file_format)
+        self._room = None if max_file_size is None else max_file_size - header_bytes(file_format)
         """Bytes a file holds besides its version record (None: no limit)."""
         self._graph: Any = None
         """A ``sumlens.graph.capturing.PendingGraph`` until the network's graph is written."""
@@ -228,7 +208,7 @@ class SummaryRecord:
         )
         self._directory, self._rank = directory, rank
         self._say_if_shared()
-        registry.register(self)
+        registry.register(self, after_fork=SummaryRecord._disable_after_fork)
         if network is not None:
             self._watch_network(network)
         elif "torch" in sys.modules:  # a model of this run may be called before record()
@@ -304,10 +284,7 @@ class SummaryRecord:
             if number is not None:
                 self.add_scalar(name, number)
                 return
-        _check_type("plugin", plugin, str, f"one of {', '.join(PLUGINS)}")
-        key = plugin.lower()
-        if key not in PLUGINS:
-            raise ValueError(f"plugin={plugin!r} is not supported; use one of {', '.join(PLUGINS)}")
+        key = check_choice(plugin, "plugin", "SummaryRecord.add_value", PLUGINS, ignore_case=True)
         if not self.is_open:
             self._say_closed(f"add_value({key!r}, {name!r})")
             return
@@ -364,9 +341,7 @@ class SummaryRecord:
 
     def _make_item(self, plugin: str, name: Any, value: Any, dataformats: str = "NCHW") -> Item:
         if plugin in TENSOR_PLUGINS:
-            _check_type("name", name, str, "a non-empty str")
-            if not name:
-                raise ValueError(f"name must be a non-empty str for plugin {plugin!r}")
+            check_str(name, "name", "SummaryRecord.add_value", non_empty=True)
             check_name(name, plugin)
             # Only images and tensors grow with their value; the rest have a fixed size.
             budget = self._budget((plugin, name)) if plugin in SIZED_PLUGINS else None
@@ -435,12 +410,10 @@ class SummaryRecord:
         record takes as long as the capture (see :mod:`sumlens.graph`), later ones are
         not slowed.
         """
-        _check_type("step", step, int, "an int")
-        if not INT64_MIN <= step <= INT64_MAX:
-            raise ValueError(f"step={step} is outside the int64 range the format stores")
-        _check_module("train_network", train_network)
-        if plugin_filter is not None and not callable(plugin_filter):
-            raise TypeError(f"plugin_filter must be callable or None, got {plugin_filter!r}")
+        owner = "SummaryRecord.record"
+        step = check_int(step, "step", owner, INT64_MIN, maximum=INT64_MAX)  # the format's range
+        check_module(train_network, "train_network", owner, allow_none=True)
+        check_callable(plugin_filter, "plugin_filter", owner, allow_none=True)
         if self._forked:
             return False
         if self._closed:
@@ -691,19 +664,6 @@ class SummaryRecord:
     def __repr__(self) -> str:
         state = "open" if self.is_open else "closed"
         return f"SummaryRecord({self.log_dir!r}, {state})"
-
-
-def _header_bytes(file_format: str) -> int:
-    """Bytes of the version record every file starts with (the same for every wall time)."""
-    return len(encode_record(version_payload(file_format, time.time())))
-
-
-def _smallest_file(file_format: str) -> int:
-    """Bytes of the smallest file that holds a step: its version record and one scalar
-    (a one-letter tag at a step below 128)."""
-    wall = time.time()
-    step = ENCODERS[file_format](StepBatch(1, wall, [Item("scalar", "x", 0.0)]), [0.0])
-    return _header_bytes(file_format) + sum(len(encode_record(p)) for p in step.summary)
 
 
 def _plain_scalar(value: Any) -> float | None:

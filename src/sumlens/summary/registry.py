@@ -24,16 +24,31 @@ import os
 import signal
 import threading
 import weakref
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from sumlens.summary.record import SummaryRecord
+
+class Record(Protocol):
+    """What the registry needs of a record (``sumlens.summary.record.SummaryRecord`` is one;
+    it registers itself, so the registry never imports it)."""
+
+    @property
+    def is_open(self) -> bool:
+        """False once closed (and in a forked child)."""
+
+    def close(self, timeout: float | None = None) -> None:
+        """Write everything and close the files, waiting at most ``timeout`` seconds."""
+
+    def add_operator_value(self, plugin: str, name: str, value: Any) -> None:
+        """Take a summary operator's value for the next step."""
+
 
 EXIT_FLUSH_TIMEOUT = 60.0
 """Seconds exit and SIGTERM wait for each record's data to reach the disk (never forever)."""
 
-_open: list[weakref.ReferenceType[SummaryRecord]] = []
-_entered: contextvars.ContextVar[tuple[SummaryRecord, ...]] = contextvars.ContextVar(
+_open: list[tuple[weakref.ReferenceType[Record], Callable[[Any], None]]] = []
+"""Each open record, and what switches it off in a forked child (see :func:`register`)."""
+_entered: contextvars.ContextVar[tuple[Record, ...]] = contextvars.ContextVar(
     "sumlens_entered_records", default=()
 )
 _lock = threading.RLock()
@@ -41,26 +56,31 @@ _lock = threading.RLock()
 _previous_sigterm: Any = None
 
 
-def register(record: SummaryRecord) -> None:
-    """Note ``record`` as open (and make sure exit and SIGTERM close it)."""
+def register(record: Record, after_fork: Callable[[Any], None]) -> None:
+    """Note ``record`` as open (and make sure exit and SIGTERM close it).
+
+    ``after_fork(record)`` runs in a forked child, where the record must neither write nor
+    wait; it is a plain function (an unbound method), so the registry holds no strong
+    reference to the record.
+    """
     with _lock:
-        _open.append(weakref.ref(record))
+        _open.append((weakref.ref(record), after_fork))
     _install_sigterm_handler()
 
 
-def unregister(record: SummaryRecord) -> None:
+def unregister(record: Record) -> None:
     """Forget ``record`` (it was closed)."""
     with _lock:
-        _open[:] = [ref for ref in _open if ref() not in (None, record)]
+        _open[:] = [entry for entry in _open if entry[0]() not in (None, record)]
 
 
-def open_records() -> list[SummaryRecord]:
+def open_records() -> list[Record]:
     """Every open record, oldest first."""
     with _lock:
-        return [r for ref in _open if (r := ref()) is not None]
+        return [r for ref, _ in _open if (r := ref()) is not None]
 
 
-def enter(record: SummaryRecord) -> contextvars.Token:
+def enter(record: Record) -> contextvars.Token:
     """Make ``record`` the innermost active record of this context."""
     return _entered.set((*_entered.get(), record))
 
@@ -70,13 +90,13 @@ def leave(token: contextvars.Token) -> None:
     _entered.reset(token)
 
 
-def active_record() -> SummaryRecord | None:
+def active_record() -> Record | None:
     """Where summary-operator values go now (see the module docstring); None drops them."""
     for record in reversed(_entered.get()):
         if record.is_open:
             return record
     with _lock:
-        for ref in reversed(_open):
+        for ref, _ in reversed(_open):
             record = ref()
             if record is not None and record.is_open:
                 return record
@@ -118,10 +138,10 @@ def _install_sigterm_handler() -> None:
 def _after_fork_in_child() -> None:
     global _lock
     _lock = threading.RLock()
-    for ref in _open:
+    for ref, after_fork in _open:
         record = ref()
         if record is not None:
-            record._disable_after_fork()
+            after_fork(record)
     _open.clear()
 
 

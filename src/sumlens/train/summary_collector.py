@@ -53,6 +53,7 @@ from sumlens.lineage import EvaluationLineage, TrainLineage
 from sumlens.summary import SummaryRecord
 from sumlens.summary.convert import copy_to_host_async
 from sumlens.summary.export import check_export_options
+from sumlens.summary.file_size import SMALLEST_STEP, check_max_file_size
 from sumlens.train.callback import Callback, RunContext, RunParams
 from sumlens.train.callbacks import ModelCheckpoint
 from sumlens.train.checkpoint import wait_for_pending_saves
@@ -68,6 +69,8 @@ from sumlens.train.collector_landscape import LandscapeSaver
 __all__ = ["SummaryCollector"]
 
 HISTOGRAM_DEFAULT_COUNT = 5
+LOSS_TAG = "loss/auto"
+"""The scalar tag of the collected loss (as MindSpore's collector names it)."""
 INPUT_IMAGES = 4
 """Images of a batch written as ``input_data/auto`` (the first ones: a sample, not all)."""
 INPUT_IMAGE_SIDE = 256
@@ -211,7 +214,8 @@ class SummaryCollector(Callback):
         custom_lineage_data: ``{str: int | float | str}`` or
             ``sumlens.lineage.from_config(...)``; merged over ``$MINDINSIGHT_HYPER_CONFIG``.
         collect_tensor_freq: tensor-data frequency (None: at most 20 spread-out steps).
-        max_file_size: rotate summary files before they exceed this many bytes.
+        max_file_size: rotate summary files before they exceed this many bytes (refused
+            when a file could not hold its version record and a step with the loss).
         export_options: ``{"tensor_format": "npy"}`` also saves tensors as ``.npy``.
         rank_zero_only: do nothing on ranks other than 0.
     """
@@ -235,7 +239,6 @@ class SummaryCollector(Callback):
         self._tensor_freq = check_int(
             collect_tensor_freq, "collect_tensor_freq", owner, 1, allow_none=True
         )
-        self._max_file_size = check_int(max_file_size, "max_file_size", owner, 1, allow_none=True)
         self._export_options = check_export_options(export_options)
         check_bool(keep_default_action, "keep_default_action", owner)
         self._num_process = check_int(num_process, "num_process", owner, 1)
@@ -247,6 +250,9 @@ class SummaryCollector(Callback):
         self._custom_data = merged
         self._rank_zero_only = check_bool(rank_zero_only, "rank_zero_only", owner)
         self._specified = specified
+        # A file must hold a collected step's loss: refused now, not when training starts.
+        step = (LOSS_TAG,) if specified.get("collect_metric", False) else SMALLEST_STEP
+        self._max_file_size = check_max_file_size(max_file_size, owner, "mindspore", step)
 
         self._metric = specified.get("collect_metric", False)
         self._lr = specified.get("collect_learning_rate", False)
@@ -614,7 +620,7 @@ class SummaryCollector(Callback):
             )
             self._metric = False
             return
-        self._record_scalar("loss/auto", loss)
+        self._record_scalar(LOSS_TAG, loss)
 
     def _record_scalar(self, tag: str, value: float | torch.Tensor) -> None:
         """A float takes the record's scalar fast lane; a one-element CUDA tensor goes

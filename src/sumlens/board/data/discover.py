@@ -2,8 +2,9 @@
 
 A run is named as MindInsight names a train job: its directory relative to the base
 directory, ``./`` for the base directory itself and ``./a/b`` below it. The walk is bounded
-(depth and run count, each said once when reached, never silently cut). One
-``os.scandir`` per directory: 10,000 runs take a fraction of a second.
+(depth and run count, each said once when reached, never silently cut). Directories are
+listed through a :class:`~sumlens.io.storage.Storage` (the local file system by default):
+one listing per directory, so 10,000 runs take a fraction of a second.
 
 Symbolic links are followed, to files and to directories (a folder of links to the runs
 one compares, as TensorBoard users build), wherever they lead. Each real directory is
@@ -14,21 +15,38 @@ name order (the shallowest name; of names at one depth, the first in sorted orde
 A directory that cannot be listed (permissions, I/O errors) is reported in
 :attr:`Discovery.unlisted` with the reason, so a run in it is said to be unreadable
 rather than vanishing.
+
+Walking again is cheap while little changes: a :class:`Walker` keeps each directory's
+listing with the directory's stamp (modification and change times, identity), and lists
+again only a directory whose stamp changed, since entries are added, removed and renamed
+only by changing it. The event files and sub-directories it listed before are stat'ed
+again (a file grows, or is made unreadable, without its directory changing), so an idle
+base directory of 20,000 empty sub-directories costs one stat each per walk. A listing is
+not reused when it was made less than ``settle_s`` after its directory last changed (a
+file system's clock ticks coarser than its nanoseconds: a change in the same tick leaves
+the same stamp; a file server whose clock lags more than that could hide such a change
+until the directory changes again), nor when the directory holds symbolic links (what a
+link leads to can change while its directory does not).
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sumlens.io.naming import file_kind, file_order_key
+from sumlens.io.naming import file_kind, file_order_key, is_event_file_name
+from sumlens.io.storage import LOCAL_STORAGE, FileInfo, Storage
 
 MAX_DEPTH = 32
 """Directory levels below the base directory that are searched."""
 MAX_RUNS = 100_000
 """Runs listed at most (MindInsight stops at 999)."""
+SETTLE_S = 2.0
+"""A directory's listing is reused by the next walk only if it was made this many seconds
+after the directory last changed (see :class:`Walker`)."""
 
 _log = logging.getLogger("sumlens.board")
 
@@ -70,66 +88,165 @@ def run_id(base_dir: Path, directory: Path) -> str:
     return "./" if relative == "." else f"./{relative}"
 
 
-def discover(base_dir: Path, max_runs: int = MAX_RUNS, max_depth: int = MAX_DEPTH) -> Discovery:
-    """Walk ``base_dir`` breadth-first and return its runs (at most ``max_runs``)."""
-    found = Discovery({})
-    try:
-        base_stat = os.stat(base_dir)
-    except OSError as err:
-        found.unlisted["./"] = _reason(err)
+def discover(
+    base_dir: Path,
+    max_runs: int = MAX_RUNS,
+    max_depth: int = MAX_DEPTH,
+    storage: Storage = LOCAL_STORAGE,
+) -> Discovery:
+    """Walk ``base_dir`` breadth-first once and return its runs (at most ``max_runs``).
+
+    A caller that walks the same directory again and again keeps a :class:`Walker`."""
+    return Walker(base_dir, storage, max_runs, max_depth).walk()
+
+
+@dataclass(frozen=True, slots=True)
+class _Listing:
+    """What listing one directory found, and whether it may stand for the next walk."""
+
+    stamp: tuple[int, int, int | None, int | None]
+    """The directory's modification and change times, device and inode when it was listed."""
+    reusable: bool
+    files: tuple[str, ...]
+    """Its event files' paths, in reading order."""
+    subdirs: tuple[str, ...]
+    """Its sub-directories' paths, in name order."""
+
+
+_Entry = tuple[str, FileInfo]
+"""A path and what it is."""
+
+
+class Walker:
+    """Walks one base directory again and again, listing only the directories that changed.
+
+    Each :meth:`walk` finds what :func:`discover` would find at that moment (see the module
+    docstring for what it reuses from the walk before). One walk at a time.
+    """
+
+    def __init__(
+        self,
+        base_dir: Path,
+        storage: Storage = LOCAL_STORAGE,
+        max_runs: int = MAX_RUNS,
+        max_depth: int = MAX_DEPTH,
+        settle_s: float = SETTLE_S,
+    ) -> None:
+        if not settle_s >= 0:
+            raise ValueError(f"settle_s={settle_s!r} must be seconds >= 0")
+        self.base_dir = base_dir
+        self.storage = storage
+        self.max_runs = max_runs
+        self.max_depth = max_depth
+        self._settle_ns = int(settle_s * 1e9)
+        self._listings: dict[str, _Listing] = {}
+
+    def walk(self) -> Discovery:
+        """Walk the base directory breadth-first; its runs (at most ``max_runs``)."""
+        found = Discovery({})
+        before, self._listings = self._listings, {}
+        try:
+            base = self.storage.stat(os.fspath(self.base_dir))
+        except OSError as err:
+            found.unlisted["./"] = _reason(err)
+            return found
+        seen = {base.identity}  # real directories walked
+        level = [(os.fspath(self.base_dir), base)]
+        for depth in range(self.max_depth + 1):
+            below: list[_Entry] = []
+            for directory, info in level:
+                try:
+                    files, subdirs = self._contents(directory, info, before)
+                except OSError as err:
+                    found.unlisted[run_id(self.base_dir, Path(directory))] = _reason(err)
+                    continue
+                if files:
+                    if len(found.runs) >= self.max_runs:
+                        found.truncated = True
+                        return found
+                    path = Path(directory)
+                    name = run_id(self.base_dir, path)
+                    found.runs[name] = FoundRun(name, path, tuple(map(_found_file, files)))
+                for entry in subdirs:  # in name order: the first name of a directory wins
+                    identity = entry[1][6:8]  # (device, inode); (None, None) where unknown
+                    if identity[0] is not None:
+                        if identity in seen:
+                            continue
+                        seen.add(identity)
+                    if depth < self.max_depth:
+                        below.append(entry)
+                    else:
+                        found.truncated = True
+            if not below:
+                break
+            level = below
         return found
-    seen = {(base_stat.st_dev, base_stat.st_ino)}  # real directories walked
-    level = [base_dir]
-    for depth in range(max_depth + 1):
-        below: list[Path] = []
-        for directory in level:
-            try:
-                files, subdirs = _list(directory, seen)
-            except OSError as err:
-                found.unlisted[run_id(base_dir, directory)] = _reason(err)
-                continue
-            if files:
-                if len(found.runs) >= max_runs:
-                    found.truncated = True
-                    return found
-                files.sort(key=lambda f: file_order_key(f.name))
-                name = run_id(base_dir, directory)
-                found.runs[name] = FoundRun(name, directory, tuple(files))
-            if depth < max_depth:
-                below.extend(sorted(subdirs))
-            elif subdirs:
-                found.truncated = True
-        if not below:
-            break
-        level = below
-    return found
+
+    def _contents(
+        self, directory: str, info: FileInfo, before: dict[str, _Listing]
+    ) -> tuple[list[FileInfo], list[_Entry]]:
+        """The event files (in reading order) and sub-directories (in name order) of
+        ``directory``: from the walk before when its stamp did not change, else listed."""
+        stamp = info[4:8]  # mtime_ns, ctime_ns, device, inode
+        listing = before.get(directory)
+        if listing is not None and listing.reusable and listing.stamp == stamp:
+            found = self._restat(listing) if listing.files or listing.subdirs else ([], [])
+            if found is not None:
+                self._listings[directory] = listing
+                return found
+        listing, found = self._list(directory, stamp)
+        self._listings[directory] = listing
+        return found
+
+    def _list(
+        self, directory: str, stamp: tuple[int, int, int | None, int | None]
+    ) -> tuple[_Listing, tuple[list[FileInfo], list[_Entry]]]:
+        """List ``directory``: the listing to keep, its event files and sub-directories."""
+        listed_at = time.time_ns()
+        entries = self.storage.list_dir(directory, keep=is_event_file_name, links=True)
+        join = self.storage.join
+        files = sorted((e for e in entries if e.is_file), key=lambda f: file_order_key(f.name))
+        subdirs = [(join(directory, e.name), e) for e in sorted(entries, key=_name) if e.is_dir]
+        settled = max(stamp[0], stamp[1]) < listed_at - self._settle_ns
+        listing = _Listing(
+            stamp,
+            settled and not any(e.is_link for e in entries),
+            tuple(join(directory, f.name) for f in files),
+            tuple(path for path, _ in subdirs),
+        )
+        return listing, (files, subdirs)
+
+    def _restat(self, listing: _Listing) -> tuple[list[FileInfo], list[_Entry]] | None:
+        """The listed entries of an unchanged directory as they are now; None when one of
+        them is gone or changed kind (the directory is listed again then)."""
+        stat = self.storage.stat
+        files: list[FileInfo] = []
+        subdirs: list[_Entry] = []
+        try:
+            for path in listing.files:
+                info = stat(path)
+                if not info.is_file:
+                    return None
+                files.append(info)
+            for path in listing.subdirs:
+                info = stat(path)
+                if not info.is_dir:
+                    return None
+                subdirs.append((path, info))
+        except OSError:
+            return None
+        return files, subdirs
+
+
+def _name(info: FileInfo) -> str:
+    return info.name
+
+
+def _found_file(info: FileInfo) -> FoundFile:
+    kind = file_kind(info.name)
+    assert kind is not None  # listed only when it has one
+    return FoundFile(info.name, kind, info.size, info.mtime_ns, info.ctime_ns)
 
 
 def _reason(err: OSError) -> str:
     return err.strerror or str(err)
-
-
-def _list(directory: Path, seen: set[tuple[int, int]]) -> tuple[list[FoundFile], list[Path]]:
-    """The event files and the not yet walked sub-directories of ``directory`` (links
-    followed; each real directory is added to ``seen`` when first met)."""
-    files: list[FoundFile] = []
-    subdirs: list[Path] = []
-    with os.scandir(directory) as entries:
-        for entry in sorted(entries, key=lambda e: e.name):  # the first name of a directory wins
-            try:
-                if entry.is_dir():
-                    stat = entry.stat()
-                    if (stat.st_dev, stat.st_ino) not in seen:
-                        seen.add((stat.st_dev, stat.st_ino))
-                        subdirs.append(Path(entry.path))
-                    continue
-                kind = file_kind(entry.name)
-                if kind is None or not entry.is_file():
-                    continue
-                stat = entry.stat()
-            except OSError:  # vanished, or a broken link, while listed
-                continue
-            files.append(
-                FoundFile(entry.name, kind, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
-            )
-    return files, subdirs
