@@ -1,7 +1,7 @@
 """CSV files the pages write never carry a formula, in Chromium (issue 25, item 18's page
 part).
 
-The page's one helper (``static/csv.js``, evaluated in Chromium as the server sends it) and
+The page's one helper (``static/core/csv.js``, evaluated in Chromium as the server sends it) and
 the server's (``sumlens.board.csv_cells.safe_cell``) neutralise the same text cells the same
 way; the lineage view's "Export CSV" of a run whose lineage holds a formula writes it as
 text, while a negative number stays a number.
@@ -67,7 +67,7 @@ def test_page_and_server_neutralise_the_same_cells(page: Page, formula_url: str)
     page.goto(f"{formula_url}/")
     in_page = page.evaluate(
         """async (cells) => {
-            const csv = await import(new URL('static/csv.js', document.baseURI).href);
+            const csv = await import(new URL('static/core/csv.js', document.baseURI).href);
             return cells.map((cell) => csv.safeCell(cell));
         }""",
         CELLS,

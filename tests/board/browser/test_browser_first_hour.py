@@ -13,6 +13,7 @@ page with a bound.
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -34,7 +35,7 @@ COLLECTOR_STYLE = ("accuracy", "epoch", "learning_rate/auto", "loss/auto")
 """A run's scalar tags: its own first by name, then what SummaryCollector writes."""
 HISTOGRAM_STEPS = {"./hist/a": range(10, 401, 10), "./hist/b": range(5, 201, 5)}
 EXTRA = [f"./extra/r{i}" for i in range(7)]
-DEFAULT_RUNS = 10  # views.js DEFAULT_RUNS
+DEFAULT_RUNS = 10  # widgets/runsidebar.js DEFAULT_RUNS
 MANY = 10_000
 SCALAR_CARD = "#run-view .dash-card[data-plugin=scalar]"
 
@@ -283,3 +284,65 @@ def test_run_dashboard_previews_the_loss(board: BoardPage) -> None:
     assert sorted(set(tags)) == ["learning_rate/auto", "loss/auto"]  # not accuracy, epoch
     note = board.page.inner_text(f"{SCALAR_CARD} .card-note")
     assert note == "2 of 4 tags shown."
+
+
+# ---- the sidebar's note while nothing is selected ------------------------------------------
+NOTE_RUNS = [f"./note/r{i:02d}" for i in range(DEFAULT_RUNS)]
+OLD_MTIME = 1_000_000_000  # 2001: older than every run the test writes
+
+
+@pytest.fixture(scope="module")
+def note_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("first-hour-note") / "base"
+
+
+@pytest.fixture(scope="module")
+def note_url(note_base: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A server over DEFAULT_RUNS runs of scalars, one of them the only run of histograms."""
+    for run in NOTE_RUNS[1:]:
+        write_run(note_base / run[2:], range(1, 4))
+    write_histograms(note_base / NOTE_RUNS[0][2:], range(1, 4), 0.0)
+    settings = BoardSettings.create(
+        note_base,
+        port=free_port(),
+        reload_interval=0.5,
+        workspace=tmp_path_factory.mktemp("first-hour-note-ws"),
+    )
+    with running_server(settings) as url:
+        wait_loaded(url, NOTE_RUNS)
+        yield url
+
+
+def test_the_note_follows_the_state_and_the_runs_listed(
+    page: Page, note_url: str, note_base: Path, artifacts: Path
+) -> None:
+    board = BoardPage(page, note_url, artifacts)
+    board.open("/histograms")
+    only = "#histograms-view .shown-note"
+    page.wait_for_function(f"() => document.querySelector('{only}')?.hidden === false")
+    assert "showing the only run with histograms" in page.inner_text(only)
+    # taking the only run shown out would select nothing, which shows it again: no button
+    assert page.locator("#histograms-view").get_by_label(f"Remove {NOTE_RUNS[0]}").count() == 0
+
+    board.open("/scalars")
+    board.wait_drawn("loss")
+    note = "#scalars-view .shown-note"
+    assert f"showing all {DEFAULT_RUNS} runs with scalars" in page.inner_text(note)
+    page.locator("#scalars-view [data-axis=relative]").click()  # no new runs shown
+    page.wait_for_function("() => location.hash.includes('axis=relative')")
+    edit = page.get_attribute("#scalars-view .sidebar-head a", "href")
+    assert edit == "#/runs?axis=relative"
+    assert page.get_attribute(f"{note} a", "href") == edit  # "Choose runs" keeps the state
+
+    # a run older than the ten shown: not shown, but among the runs with scalars
+    old = note_base.parent / "old"
+    write_run(old, range(1, 4))
+    for path in old.iterdir():
+        os.utime(path, (OLD_MTIME, OLD_MTIME))
+    old.rename(note_base / "old")
+    page.wait_for_function(
+        f"""() => document.querySelector('{note}').textContent.includes(
+            'the {DEFAULT_RUNS} most recently updated of {DEFAULT_RUNS + 1} runs')""",
+        timeout=WAIT_MS,
+    )
+    assert "./old" not in legend(page, "scalars")

@@ -289,3 +289,23 @@ def test_a_superseded_layout_is_never_drawn(graph: GraphPage) -> None:
     assert graph.drawings() == before and sorted(graph.boxes()) == first
     assert not graph.status().startswith("Laying out")
     graph.screenshot("graph-flat-superseded")
+
+
+def test_another_run_shown_starts_afresh(graph: GraphPage) -> None:
+    graph.open_graph("./collector")
+    fresh = sorted(graph.boxes())
+    graph.open_graph("./all_plugins")
+    graph.toggle("scope", "Default/fc1-Dense")  # opens it, selects it: the URL keeps both
+
+    # another run picked on the Runs page: the nav links carry the graph settings along
+    graph.page.locator("nav a[data-view=runs]").click()
+    graph.wait_runs_listed(["./all_plugins", "./collector"])
+    graph.page.get_by_label("Select ./all_plugins").uncheck()
+    graph.page.get_by_label("Select ./collector").check()
+    drawn = graph.drawings()
+    graph.page.locator("nav a[data-view=graph]").click()
+    graph.wait_drawing(after=drawn)
+    assert graph.page.input_value(".graph-run") == "./collector"
+    assert sorted(graph.boxes()) == fresh  # not drawn with the scopes open in ./all_plugins
+    assert graph.selected_box() is None
+    assert graph.options()["run"] == "./all_plugins"  # kept, for the run they were picked in

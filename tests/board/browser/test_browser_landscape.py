@@ -268,3 +268,20 @@ def test_a_landscape_written_while_the_page_is_open_appears(
     view.pick_interval("2-3")
     view.wait_panel("./live", after=draws)
     assert view.panel("./live")["tag"] == "landscape_[2, 3]"
+
+
+def test_the_sidebar_lists_the_runs_beside_the_panels(view: LandscapePage) -> None:
+    view.open(_fragment("./landscape", "./ours"))
+    view.wait_panel("./landscape")
+    inside = view.page.locator("#landscape-view .sidebar .land-panels").count()
+    assert inside == 0  # the panels beside the sidebar, not squeezed into it
+    panels = view.page.locator("#landscape-view .land-panels").bounding_box()
+    sidebar = view.page.locator("#landscape-view .sidebar").bounding_box()
+    assert panels is not None and sidebar is not None
+    assert panels["x"] >= sidebar["x"] + sidebar["width"] - 1
+
+    view.page.locator("#landscape-view").get_by_label("Remove ./landscape").click()
+    view.page.wait_for_function("() => !location.hash.includes('.%2Flandscape')")
+    assert view.page.evaluate("location.hash") == "#/landscape?run=.%2Fours"
+    sidebar_runs = view.page.locator("#landscape-view .legend-name").all_text_contents()
+    assert sidebar_runs == ["./ours"]

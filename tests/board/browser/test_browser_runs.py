@@ -16,7 +16,7 @@ from sumlens.board.settings import BoardSettings
 
 MANY = 10_000
 ROW_HEIGHT = 36
-"""Pixels per row (.run-row in style.css)."""
+"""Pixels per row (.run-row in runs/runs.css)."""
 MAX_ROWS = 80
 """Row elements the table may hold at 1440x900 whatever the number of runs."""
 

@@ -1,63 +1,89 @@
-// app.js: the entry point. It wires the URL state, the views (Runs, Scalars, a run's
-// training Dashboard, Images, Histograms, Tensors, Graph, Lineage, Landscape), the header
-// and the auto-refresh poller together; each of those lives in its own module.
+// app.js: the entry point, the page's shell. From the views registered in views.js it builds
+// the nav links and a section per view, links their stylesheets, and makes each view: those
+// marked `eager` at once, the others when first shown (core/lazyview.js). It then wires the
+// URL state, the header and the auto-refresh poller to them.
+//
+// Everything is made while this module runs, so the page is whole when it has loaded (the
+// stylesheets linked here hold the load event back until they apply). The eager views are
+// therefore imported here, statically; they are the page's first paint (the run list, the
+// Scalars view, the run dashboard), and a new view is a lazy one.
 
-import { DashboardView } from './dashboard.js';
-import { LazyView } from './lazyview.js';
-import { Poller } from './poller.js';
-import { RunList } from './runlist.js';
-import { ScalarsView } from './scalars.js';
-import { Store, VIEWS } from './state.js';
+import { el } from './core/dom.js';
+import { LazyView } from './core/lazyview.js';
+import { Poller } from './core/poller.js';
+import { Store } from './core/state.js';
+import { DashboardView } from './dashboard/dashboard.js';
+import { RunList } from './runs/runlist.js';
+import { ScalarsView } from './scalars/scalars.js';
+import { VIEWS } from './views.js';
 
-const TITLES = {
-  runs: 'Runs',
-  scalars: 'Scalars',
-  run: 'Training dashboard',
-  images: 'Images',
-  histograms: 'Histograms',
-  tensors: 'Tensors',
-  graph: 'Graph',
-  lineage: 'Lineage',
-  landscape: 'Loss landscape',
-};
+const EAGER = { RunList, ScalarsView, DashboardView }; // by the names views.js exports
 
 const store = new Store();
-const sections = Object.fromEntries(
-  VIEWS.map((view) => [view, document.getElementById(`${view}-view`)]),
-);
-const runList = new RunList(sections.runs, store);
-const scalars = new ScalarsView(sections.scalars, store);
-// every view but the run list, Scalars and the training dashboard loads its modules when
-// first shown (see lazyview.js)
-const lazy = (name, module, exported) =>
-  new LazyView(name, sections[name], store, async () => (await import(module))[exported]);
-const pluginViews = [
-  new DashboardView(sections.run, store),
-  lazy('images', './images.js', 'ImagesView'),
-  lazy('histograms', './histograms.js', 'HistogramsView'),
-  lazy('tensors', './tensors.js', 'TensorsView'),
-  lazy('graph', './graph.js', 'GraphView'),
-  lazy('lineage', './lineage.js', 'LineageView'),
-  lazy('landscape', './landscape.js', 'LandscapeView'),
-];
-const navLinks = [...document.querySelectorAll('nav a[data-view]')];
+const nav = document.querySelector('nav');
+const main = document.querySelector('main');
+const sections = new Map(); // view name -> its section
+const navLinks = [];
+for (const view of VIEWS) {
+  const link = el('a', { href: `#/${view.name}`, dataset: { view: view.name }, text: view.nav });
+  if (view.hint) link.title = view.hint;
+  navLinks.push(link);
+  const label = view.title ?? view.nav;
+  const section = el('section', {
+    id: `${view.name}-view`,
+    class: `view ${view.name}-view`,
+    'aria-label': label,
+    hidden: true,
+  });
+  sections.set(view.name, section);
+}
+nav.append(...navLinks);
+main.append(...sections.values());
+
 const baseDir = document.getElementById('base-dir');
 const loading = document.getElementById('loading');
 const problem = document.getElementById('problem'); // the server cannot be reached
 const notice = document.getElementById('notice'); // the run list is incomplete
 
 function showView(state) {
-  for (const [view, section] of Object.entries(sections)) {
-    if (section.hidden !== (view !== state.view)) section.hidden = view !== state.view;
+  for (const [name, section] of sections) {
+    if (section.hidden !== (name !== state.view)) section.hidden = name !== state.view;
   }
   for (const link of navLinks) {
     link.setAttribute('href', store.href({ view: link.dataset.view }));
     if (link.dataset.view === state.view) link.setAttribute('aria-current', 'page');
     else link.removeAttribute('aria-current');
   }
+  const view = VIEWS.find((entry) => entry.name === state.view);
   const run = state.view === 'run' && state.runs.length ? ` ${state.runs[0]}` : '';
-  document.title = `${TITLES[state.view]}${run} · sumlens`;
+  document.title = `${view.title ?? view.nav}${run} · sumlens`;
 }
+
+/** Link the stylesheet `path` (under static/); a failure to load it is reported. */
+function linkStylesheet(path) {
+  const link = el('link', { rel: 'stylesheet', href: `static/${path}` });
+  link.addEventListener('error', () => {
+    console.error(`The stylesheet static/${path} could not be loaded.`);
+  });
+  document.head.append(link);
+}
+
+/** The class a lazy view's module exports (a dynamic import, when first asked). */
+function viewClass(view) {
+  return async () => (await import(`./${view.module}`))[view.exported];
+}
+
+/** The view registered as `view`, made in its section. */
+function makeView(view) {
+  const section = sections.get(view.name);
+  if (!view.eager) return new LazyView(view.name, section, store, viewClass(view));
+  const View = EAGER[view.exported];
+  if (!View) throw new Error(`The eager view ${view.name} is not imported by app.js.`);
+  return new View(section, store);
+}
+
+for (const path of new Set(VIEWS.flatMap((view) => view.styles ?? []))) linkStylesheet(path);
+const views = VIEWS.map(makeView);
 
 const poller = new Poller({
   onData(data, forced) {
@@ -65,9 +91,7 @@ const poller = new Poller({
     baseDir.title = `Base directory: ${data.base_dir}`;
     loading.hidden = !data.loading;
     notice.hidden = !data.truncated;
-    runList.setRuns(data);
-    scalars.setRuns(data, forced);
-    for (const view of pluginViews) view.setRuns(data, forced);
+    for (const view of views) view.setRuns(data, forced);
     document.documentElement.dataset.runsVersion = String(data.version);
   },
   onError(err) {

@@ -1,0 +1,363 @@
+// runlist.js: the home view, every run under the base directory in a searchable table.
+// A run's name opens it in Scalars; the link beside it, its training dashboard.
+//
+// The table is virtualised: rows have a fixed height, a spacer gives the scroll height of
+// all of them, and only the rows in sight (plus a few either side) exist as elements. They
+// are reused as the list scrolls, so 10,000 runs paint and scroll as fast as ten.
+
+import {
+  collator,
+  compileRegex,
+  el,
+  fitPool,
+  formatCount,
+  formatTime,
+  perFrame,
+  plural,
+  rowWindow,
+} from '../core/dom.js';
+import { CARDS } from '../views.js';
+
+const ROW_HEIGHT = 36; // px; must match .run-row in runs.css
+const OVERSCAN = 6; // rows rendered beyond each edge of the viewport
+const SELECT_ALL_LIMIT = 100; // the header checkbox selects at most this many runs (URL size)
+
+const SORT_KEYS = {
+  name: (run) => run.id,
+  created: (run) => run.created,
+  updated: (run) => run.updated,
+};
+
+// How the other plugins' data is named in the "Other data" column (the cards of views.js):
+// some by the count of their tags ("3 images"), the others once ("graph"); a plugin no view
+// registers, by its own name.
+const COUNTED = new Map(); // plugin -> the word counted
+const NAMED = new Map(); // plugin -> its name
+for (const card of CARDS) {
+  for (const plugin of card.plugins) {
+    if (card.other) (card.counted ? COUNTED : NAMED).set(plugin, card.other);
+  }
+}
+
+function otherData(tags) {
+  const parts = [];
+  const present = new Set();
+  for (const [plugin, names] of Object.entries(tags)) {
+    if (plugin === 'scalar' || !names.length) continue;
+    if (COUNTED.has(plugin)) parts.push(plural(names.length, COUNTED.get(plugin)));
+    else present.add(NAMED.get(plugin) ?? plugin);
+  }
+  return [...parts, ...[...present].sort()].join(' · ');
+}
+
+function damageText(damage) {
+  const parts = [];
+  if (damage.corrupt_records) parts.push(plural(damage.corrupt_records, 'corrupt record'));
+  if (damage.skipped_bytes) parts.push(`${formatCount(damage.skipped_bytes)} bytes skipped`);
+  if (damage.unreadable_files) parts.push(plural(damage.unreadable_files, 'unreadable file'));
+  if (damage.damaged_values) parts.push(plural(damage.damaged_values, 'damaged value'));
+  if (damage.unreadable_directory) {
+    parts.push(`its directory cannot be read now (${damage.unreadable_directory})`);
+  }
+  return parts.join(', ');
+}
+
+/** The warning badges of a run: [label, tooltip, kind]. */
+function warnings(run) {
+  const out = [];
+  if (run.error) out.push([run.error, run.error, 'error']);
+  const damage = damageText(run.damage ?? {});
+  if (damage) out.push(['damaged', `Damaged files: ${damage}`, 'warn']);
+  if (run.several_trainings) {
+    out.push([
+      'several trainings',
+      'This directory holds files of more than one training; their curves may overlap. ' +
+        'Write each training to a directory of its own.',
+      'warn',
+    ]);
+  }
+  if (run.stale_points_dropped) {
+    out.push([
+      plural(run.stale_points_dropped, 'replaced point'),
+      'Steps were written again (a restart from a checkpoint): the older points were dropped.',
+      'info',
+    ]);
+  }
+  return out;
+}
+
+function sortRuns(runs, sort, desc) {
+  const key = SORT_KEYS[sort];
+  const sign = desc ? -1 : 1;
+  return runs.sort((a, b) => {
+    const ka = key(a);
+    const kb = key(b);
+    if (ka === kb) return collator.compare(a.id, b.id);
+    if (ka === null || ka === undefined) return 1; // unknown times sort last either way
+    if (kb === null || kb === undefined) return -1;
+    return sign * (typeof ka === 'string' ? collator.compare(ka, kb) : ka - kb);
+  });
+}
+
+export class RunList {
+  constructor(root, store) {
+    this.store = store;
+    this.runs = [];
+    this.shown = [];
+    this.loaded = false;
+    this.pool = [];
+    this.generation = 0; // bumped whenever what a row shows may have changed
+    this.#build(root);
+    store.subscribe((state, changed) => this.#onState(state, changed));
+    new ResizeObserver(() => this.#render()).observe(this.viewport);
+    this.#syncControls(store.state);
+  }
+
+  /** Take a new /runs response. */
+  setRuns(data) {
+    this.runs = data.runs;
+    this.baseDir = data.base_dir;
+    this.loading = data.loading;
+    this.loaded = true;
+    this.#refilter();
+  }
+
+  #build(root) {
+    this.search = el('input', {
+      type: 'search',
+      class: 'search-input',
+      placeholder: 'Search runs',
+      'aria-label': 'Search runs',
+      oninput: () => this.store.set({ q: this.search.value }),
+    });
+    this.regexToggle = el('button', {
+      class: 'toggle regex-toggle',
+      type: 'button',
+      title: 'Search with a regular expression',
+      text: '.*',
+      onclick: () => this.store.set({ regex: !this.store.state.regex }),
+    });
+    this.count = el('span', { class: 'count muted' });
+    this.clear = el('button', {
+      class: 'button',
+      type: 'button',
+      text: 'Clear selection',
+      onclick: () => this.store.set({ runs: [] }),
+    });
+    this.compare = el('a', { class: 'button primary compare' });
+    this.compare.addEventListener('click', (event) => {
+      if (!this.store.state.runs.length) event.preventDefault();
+    });
+    this.selectAll = el('input', {
+      type: 'checkbox',
+      'aria-label': 'Select every run shown',
+      onchange: () => this.#selectShown(this.selectAll.checked),
+    });
+    this.sortHeaders = {};
+    const sortable = (key, label) => {
+      this.sortHeaders[key] = el('button', {
+        class: 'sort',
+        type: 'button',
+        text: label,
+        onclick: () => {
+          const { sort, desc } = this.store.state;
+          this.store.set(sort === key ? { desc: !desc } : { sort: key, desc: key !== 'name' });
+        },
+      });
+      return this.sortHeaders[key];
+    };
+    const head = el(
+      'div',
+      { class: 'run-grid thead', role: 'row' },
+      el('span', {}, this.selectAll),
+      el('span', {}, sortable('name', 'Run')),
+      el('span', { class: 'num', text: 'Scalars' }),
+      el('span', { text: 'Other data' }),
+      el('span', { class: 'num', text: 'Points' }),
+      el('span', { text: 'Status' }),
+      el('span', { text: 'Ranks' }),
+      el('span', { text: 'Warnings' }),
+      el('span', {}, sortable('created', 'Created')),
+      el('span', {}, sortable('updated', 'Updated')),
+    );
+    this.spacer = el('div', { class: 'spacer' });
+    this.viewport = el('div', { class: 'viewport', role: 'rowgroup' }, this.spacer);
+    this.viewport.addEventListener('scroll', perFrame(() => this.#render()), { passive: true });
+    this.viewport.addEventListener('change', (event) => {
+      const row = event.target.closest('.run-row');
+      if (row) this.#toggle(this.shown[Number(row.dataset.index)].id, event.target.checked);
+    });
+    this.empty = el('p', { class: 'empty-note', hidden: true });
+    root.append(
+      el(
+        'div',
+        { class: 'toolbar' },
+        el('div', { class: 'search' }, this.search, this.regexToggle),
+        this.count,
+        el('span', { class: 'grow' }),
+        this.clear,
+        this.compare,
+      ),
+      el('div', { class: 'run-table', role: 'table', 'aria-label': 'Runs' }, head, this.viewport),
+      this.empty,
+    );
+  }
+
+  #onState(state, changed) {
+    this.#syncControls(state);
+    // Any change may alter the rows' links (they carry the state), so rows are redrawn.
+    if (['q', 'regex', 'sort', 'desc'].some((key) => changed.has(key))) {
+      this.viewport.scrollTop = 0; // a new search or order starts at the top
+      this.#refilter();
+    } else this.#changed();
+  }
+
+  #syncControls(state) {
+    if (this.search.value !== state.q) this.search.value = state.q;
+    this.regexToggle.setAttribute('aria-pressed', String(state.regex));
+    for (const [key, button] of Object.entries(this.sortHeaders)) {
+      const active = key === state.sort;
+      button.classList.toggle('active', active);
+      button.dataset.dir = active ? (state.desc ? 'desc' : 'asc') : '';
+    }
+    const n = state.runs.length;
+    this.compare.textContent = n ? `Compare ${plural(n, 'run')} in Scalars` : 'Select runs';
+    this.compare.setAttribute('href', this.store.href({ view: 'scalars' }));
+    this.compare.classList.toggle('disabled', !n);
+    this.compare.setAttribute('aria-disabled', String(!n));
+    this.clear.hidden = !n;
+  }
+
+  #refilter() {
+    const { q, regex, sort, desc } = this.store.state;
+    let match = () => true;
+    this.search.classList.remove('invalid');
+    this.search.title = '';
+    if (q && regex) {
+      const { re, error } = compileRegex(q);
+      if (re) match = (run) => re.test(run.id);
+      else {
+        this.search.classList.add('invalid');
+        this.search.title = error;
+      }
+    } else if (q) {
+      const needle = q.toLowerCase();
+      match = (run) => run.id.toLowerCase().includes(needle);
+    }
+    this.shown = sortRuns(this.runs.filter(match), sort, desc);
+    this.spacer.style.height = `${this.shown.length * ROW_HEIGHT}px`;
+    this.#changed();
+  }
+
+  /** Something rows show changed: redraw them and the counts. */
+  #changed() {
+    this.generation += 1;
+    const selected = new Set(this.store.state.runs);
+    const picked = this.shown.filter((run) => selected.has(run.id)).length;
+    this.selectAll.checked = picked > 0 && picked === this.shown.length;
+    this.selectAll.indeterminate = picked > 0 && picked < this.shown.length;
+    this.selectAll.disabled = this.shown.length > SELECT_ALL_LIMIT;
+    this.selectAll.title = this.selectAll.disabled
+      ? `Narrow the search to ${SELECT_ALL_LIMIT} runs or fewer to select them all`
+      : 'Select every run shown';
+    this.count.textContent =
+      `${formatCount(this.shown.length)} of ${plural(this.runs.length, 'run')}` +
+      (selected.size ? ` · ${formatCount(selected.size)} selected` : '');
+    this.empty.hidden = this.shown.length > 0;
+    if (!this.loaded) this.empty.textContent = 'Loading runs…';
+    else if (!this.runs.length) {
+      this.empty.textContent = this.loading
+        ? 'Looking for runs…'
+        : `No runs yet under ${this.baseDir}. ` +
+          'Runs appear here as soon as summary files are written.';
+    } else this.empty.textContent = 'No run matches the search.';
+    this.#render();
+  }
+
+  #render() {
+    const height = this.viewport.clientHeight;
+    if (!height) return; // hidden view: rendered when shown
+    const { first, size } = rowWindow(this.viewport.scrollTop, height, ROW_HEIGHT, OVERSCAN);
+    fitPool(this.pool, size, () => this.#newRow());
+    const selected = new Set(this.store.state.runs);
+    this.pool.forEach((row, i) => {
+      const index = first + i;
+      const run = this.shown[index];
+      row.hidden = !run;
+      if (!run) return;
+      const key = `${this.generation}:${index}`;
+      if (row.dataset.key === key) return;
+      row.dataset.key = key;
+      row.dataset.index = String(index);
+      row.dataset.runId = run.id;
+      row.style.transform = `translateY(${index * ROW_HEIGHT}px)`;
+      this.#fill(row, run, selected.has(run.id));
+    });
+  }
+
+  #newRow() {
+    const cells = {
+      check: el('input', { type: 'checkbox' }),
+      link: el('a', { class: 'run-link' }),
+      dashboard: el('a', { class: 'dash-link', text: 'Dashboard' }),
+      scalars: el('span', { class: 'num' }),
+      other: el('span', { class: 'other muted' }),
+      points: el('span', { class: 'num' }),
+      status: el('span', { class: 'status' }),
+      ranks: el('span', { class: 'ranks' }),
+      warnings: el('span', { class: 'warnings' }),
+      created: el('span', { class: 'time muted' }),
+      updated: el('span', { class: 'time muted' }),
+    };
+    const row = el(
+      'div',
+      { class: 'run-grid run-row', role: 'row' },
+      el('span', {}, cells.check),
+      el('span', { class: 'name' }, cells.link, cells.dashboard),
+      ...Object.values(cells).slice(3),
+    );
+    row.cells = cells;
+    this.spacer.append(row);
+    return row;
+  }
+
+  #fill(row, run, isSelected) {
+    const c = row.cells;
+    row.classList.toggle('selected', isSelected);
+    c.check.checked = isSelected;
+    c.check.setAttribute('aria-label', `Select ${run.id}`);
+    c.link.textContent = run.id;
+    c.link.title = run.id;
+    c.link.setAttribute('href', this.store.href({ view: 'scalars', runs: [run.id] }));
+    c.dashboard.setAttribute('href', this.store.href({ view: 'run', runs: [run.id] }));
+    c.dashboard.title = `Training dashboard of ${run.id}`;
+    c.dashboard.setAttribute('aria-label', `Training dashboard of ${run.id}`);
+    c.scalars.textContent = formatCount(run.tags.scalar?.length ?? 0);
+    c.other.textContent = otherData(run.tags);
+    c.other.title = c.other.textContent;
+    c.points.textContent = formatCount(run.points);
+    c.status.textContent = run.status;
+    c.status.className = `status badge ${run.status}`;
+    c.status.title = run.error ?? '';
+    c.ranks.textContent = run.ranks.length ? run.ranks.join(', ') : '—';
+    c.warnings.replaceChildren(
+      ...warnings(run).map(([label, tip, kind]) =>
+        el('span', { class: `badge ${kind}`, title: tip, text: label }),
+      ),
+    );
+    c.created.textContent = formatTime(run.created);
+    c.updated.textContent = formatTime(run.updated);
+  }
+
+  #toggle(id, on) {
+    const runs = this.store.state.runs.filter((run) => run !== id);
+    if (on) runs.push(id);
+    this.store.set({ runs });
+  }
+
+  #selectShown(on) {
+    const shown = new Set(this.shown.map((run) => run.id));
+    const kept = this.store.state.runs.filter((id) => !shown.has(id));
+    this.store.set({ runs: on ? [...kept, ...shown] : kept });
+  }
+}

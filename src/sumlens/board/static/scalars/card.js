@@ -1,0 +1,147 @@
+// card.js: one tag's card in the Scalars view.
+//
+// The card itself is a few cheap elements and always exists; its plotly chart exists only
+// while the card is on screen (the view's IntersectionObserver calls show/hide), so a
+// page of hundreds of tags stays light. Each (re)load aborts the one before it, so a slow
+// answer never overwrites a newer one.
+
+import { downloadUrl, fetchScalars, newController } from '../core/api.js';
+import { el, formatCount, plural } from '../core/dom.js';
+import { ScalarChart } from './chart.js';
+
+const MIN_POINTS = 300;
+const MAX_POINTS = 4000;
+
+export class TagCard {
+  /**
+   * A card for `tag`. `view` provides `context(tag)` (runs, axis, smoothing, log, zoom,
+   * style) and `zoomed(tag, zoom)`, called when the user zooms this chart.
+   */
+  constructor(tag, view) {
+    this.tag = tag;
+    this.view = view;
+    this.visible = false;
+    this.chart = null;
+    this.controller = null;
+    this.draws = 0;
+    this.zoomKey = undefined; // the zoom of the last load, as JSON
+    this.title = el('h3', { class: 'tag', title: tag, text: tag });
+    this.resetButton = el('button', {
+      class: 'icon-button',
+      type: 'button',
+      title: 'Show the full range (or double-click the chart)',
+      text: '⟲',
+      hidden: true,
+      onclick: () => this.#resetZoom(),
+    });
+    const link = (format) =>
+      el('a', { class: 'link', title: `Download ${tag} (${format})`, text: format, download: '' });
+    this.csv = link('CSV');
+    this.json = link('JSON');
+    this.plot = el('div', { class: 'plot' });
+    this.note = el('p', { class: 'card-note muted' });
+    this.element = el(
+      'article',
+      { class: 'card', dataset: { tag, state: 'idle', draws: '0' } },
+      el('header', {}, this.title, this.resetButton, this.csv, this.json),
+      this.plot,
+      this.note,
+    );
+  }
+
+  /** The card came into view: draw it. */
+  show() {
+    this.visible = true;
+    this.load();
+  }
+
+  /** The card left the view: free its chart. */
+  hide() {
+    this.visible = false;
+    this.controller?.abort();
+    this.chart?.purge();
+    this.chart = null;
+    this.#setState('idle');
+  }
+
+  /** Update the download links for the `runs` now selected. */
+  setRuns(runs) {
+    this.csv.href = downloadUrl(runs, [this.tag], 'csv');
+    this.json.href = downloadUrl(runs, [this.tag], 'json');
+  }
+
+  /** Fetch and draw the tag's series as the view's state says (only while on screen). */
+  async load() {
+    if (!this.visible) return;
+    const controller = newController(this);
+    const context = this.view.context(this.tag);
+    this.zoomKey = JSON.stringify(context.zoom);
+    this.resetButton.hidden = !context.zoom;
+    this.#setState('loading');
+    try {
+      const response = await fetchScalars(
+        {
+          runs: context.runs,
+          tags: [this.tag],
+          axis: context.axis,
+          smoothing: context.smoothing,
+          points: this.#points(),
+          range: context.zoom?.x,
+        },
+        controller.signal,
+      );
+      if (controller.signal.aborted) return; // hidden, or a newer load began
+      this.chart ??= new ScalarChart(this.plot, (zoom) => this.view.zoomed(this.tag, zoom));
+      await this.chart.draw(response, context);
+      if (controller.signal.aborted) return;
+      this.draws += 1;
+      this.element.dataset.draws = String(this.draws);
+      this.#describe(response, context.zoom);
+      this.#setState(response.series.length ? 'ready' : 'empty');
+    } catch (err) {
+      if (err.name === 'AbortError') return;
+      this.note.textContent = `Could not load ${this.tag}: ${err.message}`;
+      this.#setState('error');
+    }
+  }
+
+  /** The tag's zoom is now `zoom` (undefined: none): load its range unless it has it. */
+  zoomTo(zoom) {
+    if (JSON.stringify(zoom) !== this.zoomKey) this.load();
+  }
+
+  /** Remove the card for good. */
+  destroy() {
+    this.hide();
+    this.element.remove();
+  }
+
+  #resetZoom() {
+    if (this.chart) this.chart.resetZoom();
+    else this.view.zoomed(this.tag, { x: null, y: null });
+  }
+
+  #points() {
+    const width = this.plot.clientWidth || 600;
+    return Math.round(Math.min(MAX_POINTS, Math.max(MIN_POINTS, width * 2)));
+  }
+
+  #describe(response, zoom) {
+    const { series } = response;
+    if (!series.length) {
+      this.note.textContent = zoom
+        ? 'No points in this range.'
+        : 'No points yet for the selected runs.';
+      return;
+    }
+    const shown = series.reduce((sum, s) => sum + s.shown, 0);
+    const total = series.reduce((sum, s) => sum + s.total, 0);
+    this.note.textContent =
+      `${plural(series.length, 'curve')} · ${formatCount(shown)} of ` +
+      `${formatCount(total)} points shown${zoom ? ' · zoomed: double-click to show all' : ''}`;
+  }
+
+  #setState(state) {
+    this.element.dataset.state = state;
+  }
+}
