@@ -12,6 +12,8 @@ import pytest
 
 import sumlens
 from sumlens import _log
+from sumlens.board.plugins import DEFAULT_CAPS
+from sumlens.board.settings import BoardSettings
 from sumlens.cli import main
 
 
@@ -112,3 +114,17 @@ def test_warn_once_per_cause(caplog) -> None:
         assert not _log.warn_once("test-cause-a", "again %s", 2)
         assert _log.warn_once("test-cause-b", "other")
     assert [r.getMessage() for r in caplog.records] == ["first 1", "other"]
+
+
+@pytest.mark.parametrize("command", ["start", "serve"])
+def test_board_help_shows_the_settings_defaults(command: str, capsys) -> None:
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert f"(default {BoardSettings.port})" in help_text
+    assert f"(default {BoardSettings.host}: this machine only)" in help_text
+    assert f"(default {BoardSettings.reload_interval:g})" in help_text
+    assert f"(default {BoardSettings.workspace})" in help_text
+    assert "--settings-on-stdin" not in help_text  # what start hands its server, not for users
+    for plugin, cap in DEFAULT_CAPS.items():
+        assert f"{plugin}={cap}" in help_text

@@ -4,7 +4,8 @@
 file or run directory holds, with any damage found); the dashboard's ``start`` (in the
 background), ``stop`` and ``serve`` (in the foreground), and ``export`` (the scalars of
 many runs to one CSV, JSON or Parquet file). The dashboard's modules are
-imported inside the subcommands, so ``sumlens --version`` stays instant.
+imported inside the subcommands, but for its light settings (the help strings show their
+defaults), so ``sumlens --version`` stays instant.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sumlens._version import __version__
 
@@ -79,9 +80,14 @@ def _say(kind: str, message: str, command: str) -> None:
     print(f"sumlens {command}: {kind}: {message}", file=sys.stderr)
 
 
-def _board_options(parser: argparse.ArgumentParser) -> None:
-    """The options of ``start`` and ``serve`` (their defaults are BoardSettings')."""
-    base = parser.add_mutually_exclusive_group(required=True)
+def _board_options(parser: argparse.ArgumentParser, *, serve: bool = False) -> None:
+    """The options of ``start`` and ``serve``; their defaults, shown in the help, are
+    BoardSettings' (``serve`` also takes the checked settings ``start`` hands its server)."""
+    from sumlens.board.plugins import DEFAULT_CAPS
+    from sumlens.board.settings import SETTINGS_ON_STDIN
+    from sumlens.board.settings import BoardSettings as Defaults  # light: no web framework
+
+    base = parser.add_mutually_exclusive_group(required=not serve)
     base.add_argument(
         "--summary-base-dir",
         dest="base_dir",
@@ -91,52 +97,79 @@ def _board_options(parser: argparse.ArgumentParser) -> None:
     base.add_argument(
         "--logdir", dest="base_dir", metavar="DIR", help="the same, as TensorBoard names it"
     )
-    parser.add_argument("--port", help="port to listen on (default 8080)")
+    parser.add_argument("--port", help=f"port to listen on (default {Defaults.port})")
     parser.add_argument(
-        "--host", help="address to listen on (default 127.0.0.1: this machine only)"
+        "--host", help=f"address to listen on (default {Defaults.host}: this machine only)"
     )
     parser.add_argument(
         "--reload-interval",
         metavar="SECONDS",
-        help="seconds between looks for new data (default 3)",
+        help=f"seconds between looks for new data (default {Defaults.reload_interval:g})",
     )
     parser.add_argument(
-        "--workspace", metavar="DIR", help="pid files, logs and caches (default ~/.sumlens)"
+        "--workspace",
+        metavar="DIR",
+        help=f"pid files, logs and caches (default {Defaults.workspace})",
     )
     parser.add_argument(
         "--url-path-prefix",
         metavar="PREFIX",
         help="serve under this path, e.g. /sumlens behind a reverse proxy",
     )
+    caps = ", ".join(f"{plugin}={cap}" for plugin, cap in DEFAULT_CAPS.items())
     parser.add_argument(
         "--samples-per-plugin",
         metavar="P=N,...",
-        help="values kept per series, e.g. images=20,histograms=100 "
-        "(default images=10, histograms=500, tensors=10)",
+        help=f"values kept per series, e.g. images=20,histograms=100 (default {caps})",
     )
     parser.add_argument(
         "--allowed-hosts",
         metavar="H1,H2",
         help="Host header names accepted besides the bound address and localhost",
     )
+    if serve:
+        parser.add_argument(SETTINGS_ON_STDIN, action="store_true", help=argparse.SUPPRESS)
+
+
+def _settings_given(args: argparse.Namespace) -> dict[str, Any]:
+    """Each setting of BoardSettings as its option gave it (None: not given); an option's
+    ``dest`` is its field's name."""
+    from dataclasses import fields
+
+    from sumlens.board.settings import BoardSettings
+
+    return {field.name: getattr(args, field.name) for field in fields(BoardSettings)}
 
 
 def _board_settings(args: argparse.Namespace) -> BoardSettings:
     """Checked settings from the options given (BoardSettings.create raises on bad values)."""
     from sumlens.board.settings import BoardSettings
 
-    options = (
-        "host",
-        "reload_interval",
-        "workspace",
-        "url_path_prefix",
-        "allowed_hosts",
-        "samples_per_plugin",
-    )
-    given = {name: getattr(args, name) for name in options if getattr(args, name) is not None}
-    if args.port is not None:
-        given["port"] = _integer(args.port)
-    return BoardSettings.create(base_dir=args.base_dir, **given)
+    given = _settings_given(args)
+    if given["port"] is not None:
+        given["port"] = _integer(given["port"])
+    return BoardSettings.create(**given)
+
+
+def _handed_settings(args: argparse.Namespace, parser: argparse.ArgumentParser) -> BoardSettings:
+    """The settings ``sumlens start`` wrote to our stdin; besides them only ``--port`` (the
+    same port: it names the server in ``ps`` and in the stale pid file check) is taken."""
+    from sumlens.board.settings import SETTINGS_ON_STDIN, BoardSettings
+
+    given = [
+        name
+        for name, value in _settings_given(args).items()
+        if value is not None and name != "port"
+    ]
+    if given:
+        parser.error(f"{SETTINGS_ON_STDIN} takes no other setting than --port (given: {given})")
+    settings = BoardSettings.from_json(sys.stdin.read())
+    if args.port != str(settings.port):
+        parser.error(
+            f"{SETTINGS_ON_STDIN}: --port {args.port!r} is not the port of the settings "
+            f"handed over ({settings.port})"
+        )
+    return settings
 
 
 def _integer(text: str) -> int | str:
@@ -195,13 +228,18 @@ def _stop(args: argparse.Namespace) -> int:
     return 0
 
 
-def _serve(args: argparse.Namespace) -> int:
+def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """Run the dashboard in the foreground until Ctrl+C or SIGTERM."""
     from sumlens.board.server import daemon
     from sumlens.board.settings import BoardSettingsError
 
+    if not args.settings_on_stdin and args.base_dir is None:
+        parser.error("one of the arguments --summary-base-dir --logdir is required")
     try:
-        settings = _board_settings(args)
+        if args.settings_on_stdin:
+            settings = _handed_settings(args, parser)
+        else:
+            settings = _board_settings(args)
         daemon.check_port_free(settings)
     except (BoardSettingsError, daemon.DaemonError) as err:
         return _fail(str(err), "serve")
@@ -216,6 +254,7 @@ def _export(args: argparse.Namespace) -> int:
     """Write the scalars of many runs to one CSV, JSON or Parquet file."""
     from sumlens.board.api.export import FORMATS, SUFFIXES, export_runs, format_of
     from sumlens.board.api.query import QueryError, compile_pattern
+    from sumlens.board.data.loader import Loader
     from sumlens.board.settings import BoardSettings, BoardSettingsError
 
     try:
@@ -233,9 +272,13 @@ def _export(args: argparse.Namespace) -> int:
             )
         compile_pattern("--runs", args.runs)  # checked here, named as the user typed them
         compile_pattern("--tags", args.tags)
-        runs, series = export_runs(
-            settings.base_dir, settings.workspace, out, fmt, args.runs, args.tags
-        )
+        # the workspace's column cache: a second export reads only what was added since
+        loader = Loader(settings.base_dir, settings.workspace)
+        try:
+            loader.poll()
+            runs, series = export_runs(loader, out, fmt, args.runs, args.tags)
+        finally:
+            loader.stop()
     except (BoardSettingsError, QueryError) as err:
         return _fail(str(err), "export")
     except OSError as err:
@@ -261,6 +304,8 @@ def _demo(logdir: str | None) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``sumlens`` command."""
+    from sumlens.board.settings import DEFAULT_WORKSPACE  # light: no web framework
+
     parser = argparse.ArgumentParser(prog="sumlens", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"sumlens {__version__}")
     commands = parser.add_subparsers(dest="command")
@@ -272,9 +317,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     _board_options(start)
     stop = commands.add_parser("stop", help="stop a dashboard started with `sumlens start`")
     stop.add_argument("--port", help="the dashboard's port (needed when several run)")
-    stop.add_argument("--workspace", metavar="DIR", help="as given to start (default ~/.sumlens)")
+    stop.add_argument(
+        "--workspace", metavar="DIR", help=f"as given to start (default {DEFAULT_WORKSPACE})"
+    )
     serve = commands.add_parser("serve", help="run the dashboard in the foreground")
-    _board_options(serve)
+    _board_options(serve, serve=True)
     export = commands.add_parser("export", help="write the scalars of many runs to one file")
     base = export.add_mutually_exclusive_group(required=True)
     base.add_argument("--summary-base-dir", dest="base_dir", metavar="DIR")
@@ -288,7 +335,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     export.add_argument("-o", "--output", metavar="FILE", required=True)
     export.add_argument(
-        "--workspace", metavar="DIR", help="where the column cache lives (default ~/.sumlens)"
+        "--workspace",
+        metavar="DIR",
+        help=f"where the column cache lives (default {DEFAULT_WORKSPACE})",
     )
     args = parser.parse_args(argv)
     if args.command == "read":
@@ -300,7 +349,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "stop":
         return _stop(args)
     if args.command == "serve":
-        return _serve(args)
+        return _serve(args, serve)
     if args.command == "export":
         return _export(args)
     parser.print_help()

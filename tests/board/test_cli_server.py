@@ -7,6 +7,7 @@ the test failed. Waits are bounded polls on conditions, never sleeps or time bud
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import signal
@@ -22,7 +23,7 @@ import pytest
 from helpers.board import free_port, get_json, wait_until
 
 from sumlens.board.server import daemon
-from sumlens.board.settings import BoardSettings
+from sumlens.board.settings import SETTINGS_ON_STDIN, BoardSettings
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="start/stop are POSIX only")
 
@@ -135,6 +136,47 @@ def test_start_answers_and_stop_stops(board: Board) -> None:
     assert not daemon.record_path(board.workspace, port).exists()
     wait_until(lambda: not _alive(record["pid"]))
     assert get_json(f"http://127.0.0.1:{port}/api/v1/health") is None
+
+
+def test_start_hands_its_checked_settings_to_the_server(board: Board) -> None:
+    """The child gets the settings as ``start`` checked them, on its stdin: its command
+    line holds only the port (which names it), and every setting reaches the server."""
+    port = free_port()
+    out = board.start(
+        port, "--reload-interval=0.7", "--allowed-hosts=box.lan", "--samples-per-plugin=images=20"
+    )
+    assert out.returncode == 0, out.stderr
+    pid = board.record(port)["pid"]
+    argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")[:-1]
+    assert argv == [sys.executable, "-m", "sumlens", "serve", f"--port={port}", SETTINGS_ON_STDIN]
+    runs = get_json(f"http://127.0.0.1:{port}/api/v1/runs")
+    assert runs is not None and runs["reload_interval"] == 0.7
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        connection.request("GET", "/api/v1/health", headers={"Host": "box.lan"})
+        assert connection.getresponse().status == 200
+    finally:
+        connection.close()
+
+
+def _serve_handed(board: Board, settings: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return board.run("serve", SETTINGS_ON_STDIN, *args, input=settings)
+
+
+def test_serve_takes_handed_settings_alone(board: Board) -> None:
+    """``--settings-on-stdin`` (what ``start`` runs) takes no other setting than the same
+    port; settings that are not BoardSettings' JSON are refused in one line."""
+    port = free_port()
+    handed = BoardSettings.create(board.base, port=port, workspace=board.workspace).to_json()
+    out = _serve_handed(board, handed, f"--port={port}", f"--logdir={board.base}")
+    assert out.returncode == 2 and "takes no other setting than --port" in out.stderr
+    out = _serve_handed(board, handed, f"--port={port + 1}")
+    assert out.returncode == 2 and f"--port '{port + 1}' is not the port" in out.stderr
+    out = _serve_handed(board, '{"port": 1}', f"--port={port}")
+    _one_line_error(out, "serve", "not dashboard settings")
+    out = board.run("serve", f"--port={port}")
+    assert out.returncode == 2
+    assert "one of the arguments --summary-base-dir --logdir is required" in out.stderr
 
 
 def test_second_start_on_the_same_port_is_refused(board: Board) -> None:

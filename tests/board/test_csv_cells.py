@@ -1,6 +1,6 @@
 """``safe_cell``: CSV text cells a spreadsheet shows as text, never evaluates (OWASP's rule).
 
-The page's twin (static/csv.js) is held to the same cases.
+The page's twin (static/core/csv.js) is held to the same cases.
 """
 
 from __future__ import annotations

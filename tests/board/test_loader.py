@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from helpers.board import write_run
 from sumlens import SummaryRecord
 from sumlens._proto import summary_pb2
 from sumlens.board.data.loader import Loader
-from sumlens.board.data.store import POINT
+from sumlens.board.data.store import COMPACT_MIN_POINTS, POINT
 from sumlens.io import encode_record, read_scalars
 from sumlens.io.naming import summary_file_name
 
@@ -35,6 +36,11 @@ def _loader(base: Path, workspace: Path, engine: str = "auto") -> Loader:
 
 def _runs(loader: Loader) -> dict[str, dict]:
     return {run["id"]: run for run in loader.runs()}
+
+
+def _segments(loader: Loader) -> dict[Path, int]:
+    """The loader's segment files and their modification times."""
+    return {p: p.stat().st_mtime_ns for p in sorted(loader.store.root.glob("segments/*.seg"))}
 
 
 def _steps(loader: Loader, run: str, tag: str = "loss", rank: int | None = 0) -> list[int]:
@@ -261,6 +267,50 @@ def test_a_step_written_again_with_other_values_replaces_the_first(
     loader.stop()
 
 
+def _scalars_record(step: int, values: dict[str, float]) -> bytes:
+    event = summary_pb2.Event(step=step, wall_time=1000.0 + step)
+    for tag, value in values.items():
+        event.summary.value.add(tag=tag, scalar_value=value)
+    return encode_record(event.SerializeToString())
+
+
+def test_series_going_back_beside_plain_ones_in_one_read(base: Path, workspace: Path) -> None:
+    """One read of many series, written together: those that go back, repeat a step or
+    continue after points read before are fitted one by one, the others as read; each
+    keeps its own points."""
+    run = base / "run"
+    run.mkdir()
+    path = run / summary_file_name(1000, rank=0, host="h")
+    path.write_bytes(b"".join(_scalars_record(s, {"a": s, "b": s, "c": s}) for s in range(1, 6)))
+    loader = _loader(base, workspace)
+    loader.poll()
+    steps = [*range(6, 9), 7, 8, 9]  # "b" resumes at 6 in this read; the others go on
+    with open(path, "ab") as handle:
+        for i, step in enumerate(steps):
+            values = {"b": 10.0 * step}
+            if i < 3:
+                values.update(a=step, c=step)
+            handle.write(_scalars_record(step, values))
+        handle.write(_scalars_record(8, {"a": 8.0}))  # "a" written again, unchanged
+        handle.write(_scalars_record(4, {"c": -4.0}))  # "c" back before this read
+    loader.poll()
+    got = {ref.tag: loader.points(ref) for ref in loader.series("./run")}
+    assert got["a"]["step"].tolist() == list(range(1, 9))
+    assert got["b"]["step"].tolist() == [1, 2, 3, 4, 5, 6, 7, 8, 9]
+    assert got["b"]["value"].tolist() == [1, 2, 3, 4, 5, 60, 70, 80, 90]
+    assert got["c"]["step"].tolist() == [1, 2, 3, 4] and got["c"]["value"][-1] == -4.0
+    summary = _runs(loader)["./run"]
+    assert summary["points"] == 8 + 9 + 4 and summary["restarts"] == 1  # "c" only
+    assert summary["stale_points_dropped"] == 2 + 5  # "b": 7, 8; "c": 4, 5 and 6, 7, 8
+    loader.stop()
+    again = _loader(base, workspace)
+    again.restore()
+    assert {ref.tag: again.points(ref).tolist() for ref in again.series("./run")} == {
+        tag: points.tolist() for tag, points in got.items()
+    }
+    again.stop()
+
+
 def test_two_trainings_in_one_directory_are_flagged(base: Path, workspace: Path) -> None:
     write_run(base / "run", range(1, 21))
     write_run(base / "run", range(1, 11))
@@ -289,16 +339,17 @@ def test_deleted_and_renamed_runs(base: Path, workspace: Path) -> None:
     write_run(base / "b", range(1, 6))
     loader = _loader(base, workspace)
     loader.poll()
-    (ref,) = loader.series("./a")
-    series_file = loader.store.path(ref.key)
-    assert series_file.exists()
     shutil.rmtree(base / "a")
     (base / "b").rename(base / "c")
     loader.poll()
     assert sorted(_runs(loader)) == ["./c"]
-    assert loader.series("./a") == [] and not series_file.exists()
+    assert loader.series("./a") == []
     assert _steps(loader, "./c") == [1, 2, 3, 4, 5]
     loader.stop()
+    again = _loader(base, workspace)
+    again.restore()  # the saved state forgot them too
+    assert sorted(_runs(again)) == ["./c"] and _steps(again, "./c") == [1, 2, 3, 4, 5]
+    again.stop()
 
 
 def test_a_replaced_or_shrunk_file_is_read_again(base: Path, workspace: Path) -> None:
@@ -324,34 +375,78 @@ def test_reopening_resumes_from_the_saved_state(base: Path, workspace: Path) -> 
     loader = _loader(base, workspace)
     loader.poll()
     before = loader.runs()
-    files = sorted(loader.store.root.glob("series/*/*.bin"))
-    stamps = [f.stat().st_mtime_ns for f in files]
+    stamps = _segments(loader)
     loader.stop()
     again = _loader(base, workspace)
     again.restore()
     assert again.runs() == before  # known before any file is read
     again.poll()
     assert again.runs() == before
-    assert [f.stat().st_mtime_ns for f in files] == stamps  # nothing was read again
+    assert _segments(again) == stamps  # nothing was read again
     write_run(base / "b", range(51, 61), fmt="tensorboard")  # a new file while it was down
     again.poll()
     assert _steps(again, "./b", rank=None) == list(range(1, 61))
     again.stop()
 
 
-def test_a_series_file_longer_than_saved_is_cut_back(base: Path, workspace: Path) -> None:
+def test_a_segment_longer_than_saved_is_fine(base: Path, workspace: Path) -> None:
     write_run(base / "a", range(1, 11))
     loader = _loader(base, workspace)
     loader.poll()
-    (ref,) = loader.series("./a")
-    path = loader.store.path(ref.key)
+    (path,) = _segments(loader)
     loader.stop()
     with open(path, "ab") as handle:  # a crash between appending and saving the state
-        handle.write(np.zeros(3, dtype=POINT).tobytes())
+        handle.write(np.zeros(3, dtype=POINT).tobytes() + b"torn")
     again = _loader(base, workspace)
     again.restore()
     assert _steps(again, "./a") == list(range(1, 11))
-    assert path.stat().st_size == 10 * POINT.itemsize
+    write_run(base / "a", range(11, 14))  # and the next points go after the dead ones
+    again.poll()
+    assert _steps(again, "./a") == list(range(1, 14))
+    again.stop()
+
+
+def test_a_segment_shorter_than_saved_means_reading_again(base: Path, workspace: Path) -> None:
+    write_run(base / "a", range(1, 11))
+    write_run(base / "b", range(1, 6))
+    loader = _loader(base, workspace)
+    loader.poll()
+    before = loader.runs()
+    (path,) = _segments(loader)
+    loader.stop()
+    os.truncate(path, path.stat().st_size - POINT.itemsize)  # the last points were lost
+    again = _loader(base, workspace)
+    again.restore()
+    assert sorted(_runs(again)) == ["./a"]  # b's points were written last: b is read again
+    again.poll()
+    assert again.runs() == before
+    assert _steps(again, "./b") == [1, 2, 3, 4, 5]
+    again.stop()
+
+
+def test_points_dropped_by_a_rewritten_run_are_compacted_away(base: Path, workspace: Path) -> None:
+    """A rank read again from the start leaves its old points dead in the segments; once
+    they pass their share they are copied away and their segment removed, and nothing
+    shown changes, now or after a re-open."""
+    big = COMPACT_MIN_POINTS + 1000
+    run = base / "run"
+    run.mkdir()
+    path = run / summary_file_name(1000, rank=0, host="h")
+    path.write_bytes(b"".join(_records(big)))
+    write_run(base / "other", range(1, 6))
+    loader = _loader(base, workspace)
+    loader.poll()
+    first = set(_segments(loader))
+    path.write_bytes(b"".join(_records(20, start=500)))  # replaced: read again from the start
+    loader.poll()
+    assert _steps(loader, "./run") == list(range(500, 520))
+    assert not first & set(_segments(loader))  # the old segment is gone
+    assert _steps(loader, "./other") == [1, 2, 3, 4, 5]
+    before = loader.runs()
+    loader.stop()
+    again = _loader(base, workspace)
+    again.poll()
+    assert again.runs() == before and _steps(again, "./run") == list(range(500, 520))
     again.stop()
 
 

@@ -1,8 +1,9 @@
-"""Non-scalar values in the dashboard: which the loader keeps, and the routes that serve them."""
+"""Non-scalar values in the dashboard: which the loader keeps and reads back, and images
+served end to end by the real server (what the routes do with the values they read is
+tested on an in-memory read surface: ``tests/board/api/test_plugin_routes.py``)."""
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
@@ -14,8 +15,9 @@ from sumlens import SummaryRecord
 from sumlens._proto import tensorboard_pb2
 from sumlens.board.data.loader import Loader
 from sumlens.board.data.samples import SampleBucket
+from sumlens.board.errors import ValueUnreadable
 from sumlens.board.settings import BoardSettings, parse_caps
-from sumlens.io import RecordWriter, iter_events
+from sumlens.io import Histogram, RecordWriter, iter_events
 
 
 def _write(directory: Path, steps: range, fmt: str = "mindspore") -> None:
@@ -131,61 +133,10 @@ def test_image_bytes_are_the_stored_ones(served, run: str) -> None:
         assert status == 200 and media == "image/png" and body == stored[step]
 
 
-def test_histograms_of_every_kept_step(served) -> None:
-    url, base = served
-    (series,) = get_json(f"{url}/api/v1/histograms?run=./golden/all_plugins&tag=w")["series"]
-    stored = [e for e in iter_events(base / "golden" / "all_plugins") if e.plugin == "histogram"]
-    assert [h["step"] for h in series["histograms"]] == [e.step for e in stored]
-    for got, event in zip(series["histograms"], stored, strict=True):
-        assert got["count"] == event.value.count == sum(got["counts"])
-        assert got["counts"] == event.value.counts.tolist()
-
-
-def test_tensor_slices(served) -> None:
-    url, _ = served
-    body = get_json(f"{url}/api/v1/tensor?run=./ours_ms&tag=t&step=3&slice=[1,:,1:3]&bins=3")
-    expected = np.arange(24, dtype=np.float32).reshape(2, 3, 4)[1, :, 1:3] * 3
-    assert body["shape"] == [2, 3, 4] and body["slice_shape"] == [3, 2]
-    assert body["values"] == expected.tolist()
-    assert body["slice_statistics"]["max"] == float(expected.max())
-    assert sum(body["histogram"]["counts"]) == expected.size
-
-
-@pytest.mark.parametrize(
-    ("query", "status", "says"),
-    [
-        ("tensor?run=./ours_ms&tag=t&slice=[0,0,0,0]", 422, "4 entries"),
-        ("tensor?run=./ours_ms&tag=t&slice=[x,:]", 422, "'x'"),
-        ("tensor?run=./ours_ms&tag=t&slice=[0,9]", 422, "out of range"),
-        ("tensor?run=./ours_ms&tag=nope", 404, "'nope'"),
-        ("image?run=./ours_ms&tag=img&step=999", 404, "step=999"),
-        ("image?run=../secret&tag=img", 404, "'../secret'"),
-        ("samples?run=./ours_ms&plugin=audio&tag=x", 422, "plugin='audio'"),
-    ],
-)
-def test_bad_requests_are_named(served, query: str, status: int, says: str) -> None:
-    url, _ = served
-    got, body, _ = _raw(f"{url}/api/v1/{query}")
-    assert got == status and says in json.loads(body)["detail"]
-
-
-def test_messages_as_json(served) -> None:
-    url, _ = served
-    run = "./golden/all_plugins"
-    tags = {r["id"]: r["tags"] for r in get_json(f"{url}/api/v1/runs")["runs"]}[run]
-    (graph_tag,) = tags["graph"]
-    graph = get_json(f"{url}/api/v1/message?run={run}&plugin=graph&tag={graph_tag}")
-    assert graph["plugin"] == "graph" and graph["message"]["node"]
-    lineage = get_json(f"{url}/api/v1/message?run={run}&plugin=train_lineage&tag=train_lineage")
-    assert lineage["message"]["algorithm"]["network"] == "TinyNet"
-    status, body, _ = _raw(f"{url}/api/v1/message?run={run}&plugin=image&tag=img")
-    assert status == 422 and "plugin='image'" in json.loads(body)["detail"]
-
-
 def test_a_damaged_histogram_is_counted_not_dropped(tmp_path: Path) -> None:
     """Values are indexed unconverted: a histogram with a negative bucket count is listed
-    (only its values show the damage), then said to be unreadable when the view reads it
-    back, and counted in the run's damage; the others are shown."""
+    (only its values show the damage), then said to be unreadable when it is read back,
+    and counted in the run's damage; the others are read."""
     run = tmp_path / "base" / "crafted"
     run.mkdir(parents=True)
     with RecordWriter(run / "events.out.tfevents.1700000000.crafted") as writer:
@@ -198,15 +149,21 @@ def test_a_damaged_histogram_is_counted_not_dropped(tmp_path: Path) -> None:
             histo.bucket_limit.extend([1.0, 2.0])
             histo.bucket.extend([1.0, 2.0] if step != 2 else [4.0, -1.0])  # step 2: damaged
             writer.write(event.SerializeToString())
-    settings = BoardSettings.create(tmp_path / "base", port=free_port(), workspace=tmp_path / "ws")
-    with running_server(settings) as url:
-        wait_until(
-            lambda: (get_json(url + "/api/v1/runs") or {"loading": True})["loading"] is False
-        )
-        listed = get_json(f"{url}/api/v1/samples?run=./crafted&plugin=histogram&tag=w")
-        assert listed["series"][0]["step"] == [1, 2, 3]
-        (series,) = get_json(f"{url}/api/v1/histograms?run=./crafted&tag=w")["series"]
-        (run_listed,) = get_json(url + "/api/v1/runs")["runs"]
-    assert [h["step"] for h in series["histograms"]] == [1, 3]
-    assert series["unreadable"] == 1
+    loader = Loader(tmp_path / "base", tmp_path / "ws")
+    loader.poll()
+    (series,) = loader.samples("./crafted", "histogram", "w")
+    assert series.items["step"].tolist() == [1, 2, 3]
+    read, unreadable = [], 0
+    for index in range(series.items.size):
+        try:
+            event = loader.value(series, index)
+        except ValueUnreadable as err:
+            assert "'w' at step 2" in str(err) and "damaged" in str(err)
+            unreadable += 1
+            continue
+        assert event is not None and isinstance(event.value, Histogram)
+        read.append(event.step)
+    (run_listed,) = loader.runs()
+    loader.stop()
+    assert read == [1, 3] and unreadable == 1
     assert run_listed["damage"]["damaged_values"] == 1

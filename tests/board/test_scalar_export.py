@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from helpers.board import free_port, running_server, wait_until, write_run
+from helpers.board import route_client, wait_until, write_run
 
 from sumlens.board.settings import BoardSettings
 from sumlens.cli import main
@@ -31,22 +31,13 @@ def base(tmp_path_factory: pytest.TempPathFactory, golden_dir: Path) -> Path:
 
 
 def _api_rows(base: Path, tmp_path: Path, runs: list[str], tag_regex: str) -> list[tuple]:
-    """Every point the API serves for the selection, as export rows."""
-    import urllib.parse
-    import urllib.request
-
-    settings = BoardSettings.create(base, port=free_port(), workspace=tmp_path / "api-ws")
-    with running_server(settings) as url:
-
-        def fetch(path: str) -> dict:
-            with urllib.request.urlopen(url + path, timeout=30) as response:
-                return json.loads(response.read())
-
-        wait_until(lambda: not fetch("/api/v1/runs")["loading"])
-        query = urllib.parse.urlencode(
-            {"run": runs, "tag_regex": tag_regex, "points": 20000}, doseq=True
-        )
-        series = fetch(f"/api/v1/scalars?{query}")["series"]
+    """Every point the API serves for the selection (the app over a loader of ``base``,
+    asked in process), as export rows."""
+    settings = BoardSettings.create(base, workspace=tmp_path / "api-ws")
+    with route_client(settings=settings) as client:
+        wait_until(lambda: not client.get("/api/v1/runs").json()["loading"])
+        query = {"run": runs, "tag_regex": tag_regex, "points": 20000}
+        series = client.get("/api/v1/scalars", params=query).json()["series"]
     return [
         (s["run"], s["rank"], s["tag"], step, wall, value)
         for s in series
@@ -117,17 +108,7 @@ def test_csv_text_cells_are_never_formulas(base: Path, tmp_path: Path) -> None:
     out = tmp_path / "formula.csv"
     assert main(["export", "--logdir", str(base), "--runs", "formula", "--format", "csv",
                  "-o", str(out), "--workspace", str(tmp_path / "ws")]) == 0  # fmt: skip
-    assert len(_formula_rows(out.read_text())) == 3
-    import urllib.parse
-    import urllib.request
-
-    settings = BoardSettings.create(base, port=free_port(), workspace=tmp_path / "api-ws")
-    with running_server(settings) as url:
-        query = urllib.parse.urlencode({"run": "./@formula", "tag": FORMULA_TAG})
-        runs = f"{url}/api/v1/runs"
-        wait_until(lambda: not json.loads(urllib.request.urlopen(runs).read())["loading"])
-        with urllib.request.urlopen(f"{url}/api/v1/scalars/download?{query}") as response:
-            assert len(_formula_rows(response.read().decode())) == 3
+    assert len(_formula_rows(out.read_text())) == 3  # the download: api/test_runs_routes.py
 
 
 def test_the_format_comes_from_the_suffix(base: Path, tmp_path: Path) -> None:

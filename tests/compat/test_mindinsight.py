@@ -23,22 +23,27 @@ MindInsight is found through ``$MINDINSIGHT_BIN``, which ``make test`` always se
 
 from __future__ import annotations
 
-import dataclasses
 import filecmp
-import json
-import os
-import re
 import shutil
-import socket
-import subprocess
-import sys
 import warnings
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from helpers.mindinsight import (
+    IMAGE_BYTES_KEYS,
+    PROBE,
+    Probe,
+    assert_matches_committed,
+    assert_same,
+    event_file_names,
+    mindinsight_bin,
+    replace_strings,
+    run_dir,
+    run_probes,
+    without_keys,
+)
 
 from sumlens import SummaryRecord
 from sumlens.lineage import EvaluationLineage, TrainLineage, UserDefinedInfo
@@ -47,10 +52,8 @@ pytestmark = pytest.mark.mindinsight
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-PROBE = HERE.parent / "helpers" / "mindinsight_probe.py"
 SHARED_PROBE = REPO.parent / "shared" / "tools" / "mindinsight_probe.py"
 EXPECTED_JSON = REPO / "tests" / "data" / "mindinsight" / "sumlens_runs.json"
-UPDATE_ENV = "SUMLENS_UPDATE_MINDINSIGHT_EXPECTED"
 
 GOLDEN = "./all_plugins"
 OURS = "./sumlens_all_plugins"
@@ -65,9 +68,6 @@ ROTATED_MAX_FILE_SIZE = 1200
 LINEAGE_ROTATED_MAX_FILE_SIZE = 150
 """Below the three lineage records together (264 bytes): the lineage file rotates too."""
 TENSOR_PLUGINS = ("scalar", "image", "histogram", "tensor")
-IMAGE_BYTES_KEYS = ("sha256", "num_bytes")
-"""PNG bytes depend on Pillow's zlib settings; the decoded pixels are compared instead."""
-PROBE_TIMEOUT = 240
 
 
 # ---------------------------------------------------------------- writing the runs
@@ -148,96 +148,13 @@ def write_lineage_rotated(log_dir: Path) -> None:
             record.record(step)
 
 
-def run_dir(base: Path, train_id: str) -> Path:
-    return base / train_id.removeprefix("./")
-
-
-def event_file_names(directory: Path, kind: str) -> list[str]:
-    """Summary or lineage file names of a run, in MindInsight's order (by the seconds)."""
-    names = []
-    for path in directory.iterdir():
-        match = re.search(r"summary\.(\d+)", path.name)
-        if match and path.name.endswith("_lineage") == (kind == "lineage"):
-            names.append((int(match.group(1)), path.name))
-    return [name for _, name in sorted(names)]
-
-
 # ---------------------------------------------------------------- probing
-
-
-@dataclasses.dataclass
-class Probe:
-    base: Path
-    out: Path
-    workspace: Path
-    returncode: int
-    output: str
-
-    @property
-    def data(self) -> dict[str, Any]:
-        return json.loads(self.out.read_text(encoding="utf-8"))
-
-    def explain(self) -> str:
-        """The probe's own messages, MindInsight's logged errors and where its logs are."""
-        text = f"mindinsight_probe.py exited {self.returncode} for {self.base}:\n{self.output}"
-        if self.out.exists():
-            log = self.data.get("mindinsight_log", {})
-            text += "\nMindInsight errors:\n  " + "\n  ".join(log.get("errors", []) or ["-"])
-            text += "\nMindInsight warnings:\n  " + "\n  ".join(log.get("warnings", []) or ["-"])
-        return text + f"\nMindInsight's logs: {self.workspace / 'log'}"
-
-
-def _mindinsight_bin() -> str:
-    exe = os.environ.get("MINDINSIGHT_BIN")
-    hint = (
-        "`make test` installs MindInsight 2.3.1 into ~/.cache/sumlens/mindinsight-venv and "
-        "sets MINDINSIGHT_BIN=<that venv>/bin/mindinsight"
-    )
-    if not exe:
-        pytest.skip(f"MINDINSIGHT_BIN is not set, so the real MindInsight can't be run; {hint}")
-    if not (os.path.isfile(exe) and os.access(exe, os.X_OK)):
-        pytest.skip(f"MINDINSIGHT_BIN={exe!r} is not an executable file; {hint}")
-    return exe
-
-
-def _free_ports(count: int) -> list[int]:
-    """Distinct free ports (all bound at once, so no two are the same)."""
-    sockets = [socket.socket(socket.AF_INET, socket.SOCK_STREAM) for _ in range(count)]
-    try:
-        for sock in sockets:
-            sock.bind(("127.0.0.1", 0))
-        return [sock.getsockname()[1] for sock in sockets]
-    finally:
-        for sock in sockets:
-            sock.close()
-
-
-def _run_probes(exe: str, bases: list[Path], tmp: Path) -> list[Probe]:
-    """Probe each base dir with its own MindInsight, all at the same time."""
-    started = []
-    for i, (base, port) in enumerate(zip(bases, _free_ports(len(bases)), strict=True)):
-        out, workspace = tmp / f"probe{i}.json", tmp / f"workspace{i}"
-        workspace.mkdir()
-        cmd = [sys.executable, str(PROBE), str(base), str(out), "--mindinsight", exe]
-        cmd += ["--port", str(port), "--workspace", str(workspace), "--timeout", "90"]
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        started.append((base, out, workspace, proc))
-    probes = []
-    for base, out, workspace, proc in started:
-        try:
-            output, _ = proc.communicate(timeout=PROBE_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            proc.kill()  # the probe's finally-block could not stop MindInsight; say so
-            output, _ = proc.communicate()
-            output += f"\n(probe killed after {PROBE_TIMEOUT}s; MindInsight may still run)"
-        probes.append(Probe(base, out, workspace, proc.returncode, output))
-    return probes
 
 
 @pytest.fixture(scope="module")
 def probes(tmp_path_factory: pytest.TempPathFactory, golden_dir: Path) -> dict[str, Probe]:
     """``main``: the golden copy and our three runs; ``lineage_rotated``: a run of its own."""
-    exe = _mindinsight_bin()
+    exe = mindinsight_bin()
     if SHARED_PROBE.exists() and not filecmp.cmp(SHARED_PROBE, PROBE, shallow=False):
         warnings.warn(
             f"{PROBE.relative_to(REPO)} differs from {SHARED_PROBE}; copy the newer tool",
@@ -250,7 +167,7 @@ def probes(tmp_path_factory: pytest.TempPathFactory, golden_dir: Path) -> dict[s
     write_all_plugins(run_dir(main, ROTATED), max_file_size=ROTATED_MAX_FILE_SIZE)
     write_two_writers(run_dir(main, TWO_WRITERS))
     write_lineage_rotated(run_dir(lineage_rotated, LINEAGE_ROTATED))
-    found = _run_probes(exe, [main, lineage_rotated], tmp)
+    found = run_probes(exe, [main, lineage_rotated], tmp)
     return {"main": found[0], "lineage_rotated": found[1]}
 
 
@@ -266,32 +183,12 @@ def shown(probes: dict[str, Probe]) -> dict[str, Any]:
 # ---------------------------------------------------------------- views for comparing
 
 
-def _replace_strings(obj: Any, mapping: dict[str, str]) -> Any:
-    """``obj`` with every string (dict keys too) rewritten by ``mapping`` (substrings)."""
-    if isinstance(obj, dict):
-        return {_replace_strings(k, mapping): _replace_strings(v, mapping) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [_replace_strings(v, mapping) for v in obj]
-    if isinstance(obj, str):
-        for old, new in mapping.items():
-            obj = obj.replace(old, new)
-    return obj
-
-
-def _without_keys(obj: Any, keys: tuple[str, ...]) -> Any:
-    if isinstance(obj, dict):
-        return {k: _without_keys(v, keys) for k, v in obj.items() if k not in keys}
-    if isinstance(obj, list):
-        return [_without_keys(v, keys) for v in obj]
-    return obj
-
-
 def job_view(data: dict[str, Any], train_id: str, section: str) -> Any:
     """One section of a job's probe output with its own train id made anonymous."""
     value = data["jobs"][train_id][section]
     if section == "images":
-        value = _without_keys(value, IMAGE_BYTES_KEYS)
-    return _replace_strings(value, {train_id: "<train_id>"})
+        value = without_keys(value, IMAGE_BYTES_KEYS)
+    return replace_strings(value, {train_id: "<train_id>"})
 
 
 def lineage_of(data: dict[str, Any], train_id: str) -> dict[str, Any]:
@@ -324,7 +221,7 @@ def expected_view(data: dict[str, Any], base: Path) -> dict[str, Any]:
     random and timings are already gone or left out.
     """
     view: dict[str, Any] = {
-        "mindinsight_log": _replace_strings(data["mindinsight_log"], {str(base): "<base>"}),
+        "mindinsight_log": replace_strings(data["mindinsight_log"], {str(base): "<base>"}),
         "jobs": {},
         "train_jobs_listing": {},
         "lineage": {},
@@ -335,10 +232,10 @@ def expected_view(data: dict[str, Any], base: Path) -> dict[str, Any]:
         for kind in ("summary", "lineage"):
             for i, name in enumerate(event_file_names(directory, kind)):
                 names[name] = f"<{kind} file #{i}>"
-        view["jobs"][train_id] = _replace_strings(
-            _without_keys(data["jobs"][train_id], IMAGE_BYTES_KEYS), names
+        view["jobs"][train_id] = replace_strings(
+            without_keys(data["jobs"][train_id], IMAGE_BYTES_KEYS), names
         )
-        view["train_jobs_listing"][train_id] = _replace_strings(
+        view["train_jobs_listing"][train_id] = replace_strings(
             data["train_jobs_listing"][train_id], names
         )
     for row in data["lineage"]["object"]:
@@ -346,51 +243,6 @@ def expected_view(data: dict[str, Any], base: Path) -> dict[str, Any]:
             view["lineage"][row["summary_dir"]] = row
     view["lineage_customized"] = data["lineage"]["customized"]
     return view
-
-
-Agree = Callable[[str, Any, Any], bool]
-"""Whether two leaf values at a JSON path count as the same (path, expected, actual)."""
-
-
-def _equal(path: str, expected: Any, actual: Any) -> bool:
-    return expected == actual
-
-
-def differences(expected: Any, actual: Any, path: str = "", agree: Agree = _equal) -> Iterator[str]:
-    """Human-readable differences between two JSON values, by JSON path; leaves are
-    compared by ``agree``."""
-    if isinstance(expected, dict) and isinstance(actual, dict):
-        for key in sorted(set(expected) | set(actual)):
-            where = f"{path}[{json.dumps(key)}]"
-            if key not in actual:
-                yield f"{where}: missing (expected {json.dumps(expected[key])[:200]})"
-            elif key not in expected:
-                yield f"{where}: unexpected {json.dumps(actual[key])[:200]}"
-            else:
-                yield from differences(expected[key], actual[key], where, agree)
-    elif isinstance(expected, list) and isinstance(actual, list) and len(expected) == len(actual):
-        for i, (exp, act) in enumerate(zip(expected, actual, strict=True)):
-            yield from differences(exp, act, f"{path}[{i}]", agree)
-    elif not agree(path, expected, actual):
-        exp, act = json.dumps(expected)[:200], json.dumps(actual)[:200]
-        yield f"{path or '(top)'}: expected {exp}, got {act}"
-
-
-def assert_same(expected: Any, actual: Any, what: str, agree: Agree = _equal) -> None:
-    diffs = list(differences(expected, actual, agree=agree))
-    assert not diffs, f"{what} differ in {len(diffs)} place(s):\n  " + "\n  ".join(diffs[:30])
-
-
-def assert_matches_committed(fresh: Any, path: Path, what: str, agree: Agree = _equal) -> None:
-    """``fresh`` equals the committed JSON at ``path`` (leaves compared by ``agree``); with
-    ``UPDATE_ENV`` set, it is written there first (review the diff)."""
-    if os.environ.get(UPDATE_ENV):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        text = json.dumps(fresh, sort_keys=True, indent=1, ensure_ascii=False) + "\n"
-        path.write_text(text, encoding="utf-8")
-    assert path.exists(), f"{path} is missing; make it with {UPDATE_ENV}=1"
-    expected = json.loads(path.read_text(encoding="utf-8"))
-    assert_same(expected, fresh, f"MindInsight's view of {what} and {path.name}", agree)
 
 
 # ---------------------------------------------------------------- the checks

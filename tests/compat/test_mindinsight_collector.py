@@ -19,24 +19,24 @@ four significant digits, and the comparison allows for that noise (``within_trai
 
 from __future__ import annotations
 
-import math
-import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 import torch
 from helpers.digits import DigitsCNN, reproducible
-from test_mindinsight import (
+from helpers.mindinsight import (
     IMAGE_BYTES_KEYS,
     Probe,
-    _mindinsight_bin,
-    _replace_strings,
-    _run_probes,
-    _without_keys,
     assert_matches_committed,
+    coarse,
     event_file_names,
+    mindinsight_bin,
+    replace_strings,
     run_dir,
+    run_probes,
+    within_training_noise,
+    without_keys,
 )
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
@@ -59,18 +59,6 @@ COLLECT_FREQ = 10
 CUSTOM_LINEAGE = {"author": "sumlens", "seed": 0}
 TOTAL_STEPS = EPOCHS * TRAIN_SAMPLES // TRAIN_BATCH
 COLLECTED_STEPS = [1, *range(COLLECT_FREQ, TOTAL_STEPS + 1, COLLECT_FREQ)]
-SIGNIFICANT_DIGITS = 4
-"""Of the numbers that come out of training, in the committed file."""
-FLOAT_TOLERANCE = 1e-2, 1e-4
-"""Relative and absolute, for floats out of training: 50 SGD steps magnify another CPU's
-rounding (an accuracy over 297 digits moves by 0.34% per digit)."""
-BUCKET_COUNT_TOLERANCE = 2, 0.02
-"""Absolute and relative, for MindInsight's bucket counts: a value that lies near a
-bucket edge may land on either side of it (seen: +-1 on 24 of 1,000 buckets, on one
-machine, between one pytest process and another)."""
-BUCKET_COUNT = re.compile(r'\["buckets"\]\[\d+\]\[2\]$')
-
-
 LAYERS = {name: type(module).__name__ for name, module in DigitsCNN().named_children()}
 FIRST_FIVE_PARAMETERS = [name for name, _ in DigitsCNN().named_parameters()][:5]
 
@@ -113,11 +101,11 @@ def train_and_eval(log_dir: Path) -> dict[str, float]:
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Probe, dict[str, float]]:
-    exe = _mindinsight_bin()
+    exe = mindinsight_bin()
     tmp = tmp_path_factory.mktemp("mindinsight_collector")
     base = tmp / "runs"
     result = train_and_eval(run_dir(base, TRAIN_ID))
-    (probe,) = _run_probes(exe, [base], tmp)
+    (probe,) = run_probes(exe, [base], tmp)
     return probe, result
 
 
@@ -245,23 +233,12 @@ def test_custom_lineage(shown: dict[str, Any], lineage: dict[str, Any]) -> None:
 # ---------------------------------------------------------------- the committed view
 
 
-def _coarse(obj: Any) -> Any:
-    """Floats to SIGNIFICANT_DIGITS significant digits (numbers out of training)."""
-    if isinstance(obj, dict):
-        return {k: _coarse(v) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [_coarse(v) for v in obj]
-    if isinstance(obj, float) and obj != 0 and math.isfinite(obj):
-        return float(f"{obj:.{SIGNIFICANT_DIGITS}g}")
-    return obj
-
-
 def committed_view(data: dict[str, Any]) -> dict[str, Any]:
     """The probe output without what varies between runs or machines.
 
     Event-file names (seconds and host) become ``<summary file #i>`` / ``<lineage file
     #i>``, the base path ``<base>``; PNG byte hashes go (decoded-pixel hashes stay);
-    timings go; and the numbers that come out of training are rounded (``_coarse``).
+    timings go; and the numbers that come out of training are rounded (``coarse``).
     """
     base = data["summary_base_dir"]
     directory = run_dir(Path(base), TRAIN_ID)
@@ -269,37 +246,14 @@ def committed_view(data: dict[str, Any]) -> dict[str, Any]:
     for kind in ("summary", "lineage"):
         for i, name in enumerate(event_file_names(directory, kind)):
             names[name] = f"<{kind} file #{i}>"
-    job = _without_keys(data["jobs"][TRAIN_ID], IMAGE_BYTES_KEYS)
+    job = without_keys(data["jobs"][TRAIN_ID], IMAGE_BYTES_KEYS)
     view = {
         "mindinsight_log": data["mindinsight_log"],
         "train_jobs_listing": data["train_jobs_listing"],
         "job": job,
         "lineage": data["lineage"],
     }
-    return _coarse(_replace_strings(view, names))
-
-
-def within_training_noise(path: str, expected: Any, actual: Any) -> bool:
-    """Whether a leaf of the committed view agrees, allowing for how training rounds.
-
-    Training is seeded and single-threaded, yet its last bits differ between CPUs (and
-    even between processes on one CPU: oneDNN and MKL pick kernels by instruction set and
-    by alignment), so floats agree within ``FLOAT_TOLERANCE`` and bucket counts within
-    ``BUCKET_COUNT_TOLERANCE``; everything else (steps, tags, shapes, ints) exactly.
-    """
-    if expected == actual:
-        return True
-    if isinstance(expected, bool) or isinstance(actual, bool):
-        return False
-    if isinstance(expected, int) and isinstance(actual, int) and BUCKET_COUNT.search(path):
-        absolute, relative = BUCKET_COUNT_TOLERANCE
-        return abs(expected - actual) <= max(absolute, relative * abs(expected))
-    if isinstance(expected, float | int) and isinstance(actual, float | int):
-        relative, absolute = FLOAT_TOLERANCE
-        return (isinstance(expected, float) or isinstance(actual, float)) and math.isclose(
-            expected, actual, rel_tol=relative, abs_tol=absolute
-        )
-    return False
+    return coarse(replace_strings(view, names))
 
 
 def test_matches_committed_output(shown: dict[str, Any]) -> None:

@@ -21,13 +21,13 @@ from typing import Any
 
 import pytest
 import torch
-from test_mindinsight import (
+from helpers.mindinsight import (
     PROBE,
-    _free_ports,
-    _mindinsight_bin,
-    _replace_strings,
     assert_matches_committed,
     event_file_names,
+    free_ports,
+    mindinsight_bin,
+    replace_strings,
     run_dir,
 )
 from torch.utils.data import DataLoader, Dataset, TensorDataset
@@ -135,12 +135,12 @@ def _expand_scopes(client: Any, train_id: str, tag: str) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def shown(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    exe = _mindinsight_bin()
+    exe = mindinsight_bin()
     tmp = tmp_path_factory.mktemp("mindinsight_graph")
     base = tmp / "runs"
     write_lenet(run_dir(base, "./lenet"))
     write_resnet(run_dir(base, "./resnet18"))
-    (port,) = _free_ports(1)
+    (port,) = free_ports(1)
     workspace = tmp / "workspace"
     workspace.mkdir()
     server = probe.MindInsight(exe, str(base), port, str(workspace), False)
@@ -169,7 +169,7 @@ def shown(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         for kind in ("summary", "lineage"):
             for i, name in enumerate(event_file_names(run_dir(base, train_id), kind)):
                 names[name] = f"<{kind} file #{i}>"
-    return _replace_strings(probe.normalize(result), names)
+    return replace_strings(probe.normalize(result), names)
 
 
 def _children(scopes: dict[str, Any], scope: str) -> dict[str, str]:

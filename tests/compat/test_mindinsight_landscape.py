@@ -25,16 +25,17 @@ import numpy as np
 import pytest
 import torch
 from helpers.digits import DigitsCNN, batches, digits, reproducible
-from test_mindinsight import (
+from helpers.mindinsight import (
     Probe,
-    _mindinsight_bin,
-    _replace_strings,
-    _run_probes,
     assert_matches_committed,
+    coarse,
     event_file_names,
+    mindinsight_bin,
+    replace_strings,
     run_dir,
+    run_probes,
+    within_training_noise,
 )
-from test_mindinsight_collector import _coarse, within_training_noise
 from torch import nn
 
 import sumlens
@@ -93,11 +94,11 @@ def train_and_draw(log_dir: Path) -> list[LossLandscape]:
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Probe, list[LossLandscape]]:
-    exe = _mindinsight_bin()
+    exe = mindinsight_bin()
     tmp = tmp_path_factory.mktemp("mindinsight_landscape")
     base = tmp / "runs"
     landscapes = train_and_draw(run_dir(base, TRAIN_ID))
-    (probe,) = _run_probes(exe, [base], tmp)
+    (probe,) = run_probes(exe, [base], tmp)
     return probe, landscapes
 
 
@@ -185,7 +186,7 @@ def committed_view(data: dict[str, Any]) -> dict[str, Any]:
         "plugins": job["plugins"],
         "landscape": job["landscape"],
     }
-    return _coarse(_replace_strings(view, names))
+    return coarse(replace_strings(view, names))
 
 
 def test_matches_committed_output(shown: dict[str, Any]) -> None:

@@ -32,8 +32,10 @@ from typing import Any
 
 import pytest
 from helpers import mindinsight_probe as probe
+from helpers.mindinsight import PROBE, assert_same
+from helpers.mindinsight import free_ports as _free_ports
+from helpers.mindinsight import mindinsight_bin as _mindinsight_bin
 from helpers.mindinsight_runs import write_runs
-from test_mindinsight import PROBE, _free_ports, _mindinsight_bin, assert_same
 
 from sumlens.board.data.loader import Loader
 from sumlens.io.naming import mindinsight_order

@@ -14,8 +14,10 @@ from pathlib import Path
 
 import numpy as np
 import uvicorn
+from starlette.testclient import TestClient
 
 from sumlens import SummaryRecord
+from sumlens.board.data.surface import ReadSurface
 from sumlens.board.server.app import create_app
 from sumlens.board.settings import BoardSettings
 
@@ -135,3 +137,15 @@ def tb_ema(values: np.ndarray, weight: float) -> np.ndarray:
         count += 1
         out[i] = last / (1 - weight**count) if weight else last
     return out
+
+
+def route_client(
+    surface: ReadSurface | None = None,
+    settings: BoardSettings | None = None,
+    base_url: str = "http://127.0.0.1",
+) -> TestClient:
+    """The real app over ``surface`` (a loader of ``settings.base_dir`` when None), asked in
+    process through starlette's TestClient: no uvicorn, no port. Use it in a ``with`` block
+    (the app's lifespan starts and stops a loader)."""
+    settings = settings or BoardSettings(base_dir=Path("/memory"))
+    return TestClient(create_app(settings, surface), base_url=base_url)

@@ -5,7 +5,7 @@ one that starts with a tab or a carriage return) as a formula, so a tag or a run
 ``=HYPERLINK(...)`` would run when the exported file is opened. Every CSV the server writes
 passes its text cells through :func:`safe_cell`, which prefixes such a cell with ``'`` as
 OWASP recommends. Numbers are written as numbers and never passed here, so a loss of ``-0.5``
-stays ``-0.5``. The page's twin (``static/csv.js``) follows the same rule.
+stays ``-0.5``. The page's twin (``static/core/csv.js``) follows the same rule.
 """
 
 from __future__ import annotations

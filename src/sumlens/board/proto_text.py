@@ -21,6 +21,8 @@ KNOWN_DATA_TYPES = 43
 """MindInsight 2.3.1's anf_ir ``DataType`` stops at 42 (DT_REF); its protobuf (proto2) reads
 a later value as an unknown field, so the field looks unset: 0, DT_UNDEFINED."""
 _DATA_TYPES = anf_ir_pb2.DataType.DESCRIPTOR
+_DT_TENSOR = anf_ir_pb2.DataType.Value("DT_TENSOR")
+_DT_TUPLE = anf_ir_pb2.DataType.Value("DT_TUPLE")
 _ESCAPES = {9: r"\t", 10: r"\n", 13: r"\r", 34: r"\"", 39: r"\'", 92: r"\\"}
 _BYTE_TEXT = [
     _ESCAPES.get(byte, chr(byte) if 32 <= byte < 127 else f"\\{byte:03o}") for byte in range(256)
@@ -35,6 +37,24 @@ def known_data_type(value: int) -> int:
 def data_type_name(value: int) -> str:
     """The name MindInsight gives a ``DataType`` value, e.g. ``DT_FLOAT32``."""
     return _DATA_TYPES.values_by_number[known_data_type(value)].name
+
+
+def type_name(proto: anf_ir_pb2.TypeProto, listed: bool = False) -> str:
+    """A graph value's type: ``DT_TENSOR[DT_FLOAT32]``, a tuple's element types in brackets
+    (``DT_TUPLE[DT_INT32, DT_FLOAT32]``), or the plain data type's name.
+
+    With ``listed``, a tuple's element types read as MindInsight shows them, Python's list of
+    their names (``DT_TUPLE['DT_INT32', 'DT_FLOAT32']``); the own graph view shows the plain
+    form.
+    """
+    data_type = known_data_type(proto.data_type)
+    name = data_type_name(data_type)
+    if data_type == _DT_TENSOR:
+        return f"{name}[{data_type_name(proto.tensor_type.elem_type)}]"
+    if data_type == _DT_TUPLE:
+        elements = [type_name(element, listed) for element in proto.sequence_type.elem_types]
+        return f"{name}{elements}" if listed else f"{name}[{', '.join(elements)}]"
+    return name
 
 
 def shortest_float32(value: float) -> float:

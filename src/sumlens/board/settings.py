@@ -8,30 +8,24 @@ in the caller, with one line naming the argument, the value and what is allowed.
 from __future__ import annotations
 
 import ipaddress
+import json
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
+
+from sumlens.board.plugins import DEFAULT_CAPS
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 """Host names that mean this machine only; binding anything else exposes the dashboard."""
 DEFAULT_WORKSPACE = Path("~/.sumlens")
+SETTINGS_ON_STDIN = "--settings-on-stdin"
+"""The option of ``sumlens serve`` (hidden) by which it reads its settings from stdin, as
+``sumlens start`` checked them (:meth:`BoardSettings.to_json`)."""
 _PREFIX_RE = re.compile(r"(/[A-Za-z0-9._~-]+)+")
 _HOST_RE = re.compile(r"[A-Za-z0-9.-]+|\[?[0-9A-Fa-f:.]+\]?")
 
 
-DEFAULT_CAPS = {
-    "image": 10,
-    "histogram": 500,
-    "tensor": 10,
-    "graph": 10,
-    "landscape": 100,
-    "dataset_graph": 10,
-    "train_lineage": 100,
-    "eval_lineage": 100,
-    "custom_lineage_data": 100,
-}
-"""Values kept per series by default (TensorBoard's for images, histograms and tensors)."""
 MAX_CAP = 100_000
 
 
@@ -68,7 +62,11 @@ class BoardSettingsError(ValueError):
 
 @dataclass(frozen=True)
 class BoardSettings:
-    """The dashboard's settings (build them with :meth:`create`, which checks them)."""
+    """The dashboard's settings (build them with :meth:`create`, which checks them).
+
+    The defaults below are the only ones: :meth:`create` takes None as "the default", and
+    the command line's help strings read them from here (``BoardSettings.port``).
+    """
 
     base_dir: Path
     host: str = "127.0.0.1"
@@ -83,15 +81,19 @@ class BoardSettings:
     def create(
         cls,
         base_dir: str | Path,
-        host: str = "127.0.0.1",
-        port: int = 8080,
-        reload_interval: float = 3.0,
+        host: str | None = None,
+        port: int | None = None,
+        reload_interval: float | None = None,
         workspace: str | Path | None = None,
-        url_path_prefix: str = "",
-        allowed_hosts: str | tuple[str, ...] | list[str] = (),
-        samples_per_plugin: str = "",
+        url_path_prefix: str | None = None,
+        allowed_hosts: str | tuple[str, ...] | list[str] | None = None,
+        samples_per_plugin: str | None = None,
     ) -> BoardSettings:
-        """Checked settings: the base directory must exist, the rest be in range."""
+        """Checked settings: the base directory must exist, the rest be in range (None, or
+        an argument left out, is the default)."""
+        host = cls.host if host is None else host
+        port = cls.port if port is None else port
+        reload_interval = cls.reload_interval if reload_interval is None else reload_interval
         base = Path(base_dir).expanduser()
         if not base.exists():
             raise BoardSettingsError(f"--summary-base-dir {str(base_dir)!r} does not exist")
@@ -115,11 +117,43 @@ class BoardSettings:
             host=host,
             port=port,
             reload_interval=interval,
-            workspace=Path(workspace or DEFAULT_WORKSPACE).expanduser(),
-            url_path_prefix=normalise_prefix(url_path_prefix),
-            allowed_hosts=_hosts(allowed_hosts),
-            samples_per_plugin=_caps(samples_per_plugin),
+            workspace=Path(workspace or cls.workspace).expanduser(),
+            url_path_prefix=normalise_prefix(url_path_prefix or cls.url_path_prefix),
+            allowed_hosts=_hosts(allowed_hosts or cls.allowed_hosts),
+            samples_per_plugin=_caps(samples_per_plugin or ""),
         )
+
+    def to_json(self) -> str:
+        """These settings as JSON, for :meth:`from_json` in another process (``sumlens
+        start`` hands them to its server this way, checked once, never re-parsed)."""
+        return json.dumps(
+            {**asdict(self), "base_dir": str(self.base_dir), "workspace": str(self.workspace)}
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> BoardSettings:
+        """Settings :meth:`to_json` wrote (already checked by :meth:`create` there); a text
+        that is not such settings raises :class:`BoardSettingsError`."""
+        try:
+            given = json.loads(text)
+            names = {field.name for field in fields(cls)}
+            if not isinstance(given, dict) or set(given) != names:
+                raise ValueError(f"the fields are not {sorted(names)}")
+            return cls(
+                **{
+                    **given,
+                    "base_dir": Path(given["base_dir"]),
+                    "workspace": Path(given["workspace"]),
+                    "allowed_hosts": tuple(given["allowed_hosts"]),
+                    "samples_per_plugin": tuple(
+                        (str(plugin), int(cap)) for plugin, cap in given["samples_per_plugin"]
+                    ),
+                }
+            )
+        except (ValueError, TypeError) as err:
+            raise BoardSettingsError(
+                f"the settings handed over are not dashboard settings: {err}"
+            ) from None
 
     @property
     def binds_locally(self) -> bool:

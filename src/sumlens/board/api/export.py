@@ -18,9 +18,9 @@ from typing import Literal
 import numpy as np
 import orjson
 
-from sumlens.board.api.query import Range, cut
+from sumlens.board.api.query import Range, cut, select
 from sumlens.board.csv_cells import safe_cell
-from sumlens.board.data.loader import Loader, SeriesRef
+from sumlens.board.data.surface import ReadSurface, SeriesRef
 
 Format = Literal["csv", "json", "parquet"]
 FORMATS = ("csv", "json", "parquet")
@@ -42,15 +42,15 @@ def format_of(path: Path) -> Format | None:
 
 
 def series_points(
-    loader: Loader, refs: Sequence[SeriesRef], span: Range
+    surface: ReadSurface, refs: Sequence[SeriesRef], span: Range
 ) -> Iterator[tuple[SeriesRef, np.ndarray]]:
     """Each selected series with its points inside ``span``."""
     for ref in refs:
-        points = loader.points(ref)
+        points = surface.points(ref)
         yield ref, points[cut(points, ref, span)]
 
 
-def csv_chunks(loader: Loader, refs: Sequence[SeriesRef], span: Range) -> Iterator[bytes]:
+def csv_chunks(surface: ReadSurface, refs: Sequence[SeriesRef], span: Range) -> Iterator[bytes]:
     """The selection as CSV with a header line, in blocks of bytes.
 
     Run names and tags pass through :func:`~sumlens.board.csv_cells.safe_cell`, so a
@@ -60,7 +60,7 @@ def csv_chunks(loader: Loader, refs: Sequence[SeriesRef], span: Range) -> Iterat
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(COLUMNS)
     yield buffer.getvalue().encode()
-    for ref, points in series_points(loader, refs, span):
+    for ref, points in series_points(surface, refs, span):
         rank = "" if ref.rank is None else ref.rank
         run, tag = safe_cell(ref.run), safe_cell(ref.tag)
         for lo in range(0, points.size, BLOCK):
@@ -79,13 +79,13 @@ def csv_chunks(loader: Loader, refs: Sequence[SeriesRef], span: Range) -> Iterat
             yield buffer.getvalue().encode()
 
 
-def json_chunks(loader: Loader, refs: Sequence[SeriesRef], span: Range) -> Iterator[bytes]:
+def json_chunks(surface: ReadSurface, refs: Sequence[SeriesRef], span: Range) -> Iterator[bytes]:
     """The selection as one JSON document ``{"series": [{run, rank, tag, step, ...}]}``.
 
     Columns per series; non-finite values are written as ``null`` (JSON has no NaN).
     """
     yield b'{"columns":["run","rank","tag","step","wall_time","value"],"series":['
-    for n, (ref, points) in enumerate(series_points(loader, refs, span)):
+    for n, (ref, points) in enumerate(series_points(surface, refs, span)):
         body = {
             "run": ref.run,
             "rank": ref.rank,
@@ -98,7 +98,7 @@ def json_chunks(loader: Loader, refs: Sequence[SeriesRef], span: Range) -> Itera
     yield b"]}\n"
 
 
-def write_parquet(loader: Loader, refs: Sequence[SeriesRef], span: Range, path: Path) -> int:
+def write_parquet(surface: ReadSurface, refs: Sequence[SeriesRef], span: Range, path: Path) -> int:
     """Write the selection as one Parquet table (a row group per series); return rows."""
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -115,7 +115,7 @@ def write_parquet(loader: Loader, refs: Sequence[SeriesRef], span: Range, path: 
     )
     rows = 0
     with pq.ParquetWriter(path, schema) as writer:
-        for ref, points in series_points(loader, refs, span):
+        for ref, points in series_points(surface, refs, span):
             n = points.size
             table = pa.table(
                 {
@@ -133,41 +133,32 @@ def write_parquet(loader: Loader, refs: Sequence[SeriesRef], span: Range, path: 
     return rows
 
 
-def write(loader: Loader, refs: Sequence[SeriesRef], span: Range, fmt: Format, path: Path) -> None:
+def write(
+    surface: ReadSurface, refs: Sequence[SeriesRef], span: Range, fmt: Format, path: Path
+) -> None:
     """Write the selection to ``path`` in ``fmt``."""
     if fmt not in FORMATS:
         raise ValueError(f"format={fmt!r} is not one of {', '.join(FORMATS)}")
     if fmt == "parquet":
-        write_parquet(loader, refs, span, path)
+        write_parquet(surface, refs, span, path)
         return
     chunks = csv_chunks if fmt == "csv" else json_chunks
     with open(path, "wb") as handle:
-        for chunk in chunks(loader, refs, span):
+        for chunk in chunks(surface, refs, span):
             handle.write(chunk)
 
 
 def export_runs(
-    base_dir: Path,
-    workspace: Path,
+    surface: ReadSurface,
     out: Path,
     fmt: Format,
     run_regex: str | None = None,
     tag_regex: str | None = None,
 ) -> tuple[int, int]:
-    """Read every run under ``base_dir`` and write the matching series to ``out``.
-
-    Returns ``(runs, series)`` written. The workspace's column cache makes a second export
-    of the same base directory read only what was added since.
-    """
-    from sumlens.board.api.query import select
-
+    """Write the series of ``surface``'s runs matching ``run_regex`` and ``tag_regex`` (every
+    one when None) to ``out``; returns ``(runs, series)`` written."""
     if fmt not in FORMATS:
         raise ValueError(f"format={fmt!r} is not one of {', '.join(FORMATS)}")
-    loader = Loader(base_dir, workspace)
-    try:
-        loader.poll()
-        refs = select(loader, run_regex=run_regex or ".*", tag_regex=tag_regex or ".*")
-        write(loader, refs, Range(), fmt, out)
-    finally:
-        loader.stop()
+    refs = select(surface, run_regex=run_regex or ".*", tag_regex=tag_regex or ".*")
+    write(surface, refs, Range(), fmt, out)
     return len({ref.run for ref in refs}), len(refs)

@@ -30,7 +30,7 @@ from fastapi.responses import Response
 from sumlens._proto import anf_ir_pb2, lineage_pb2
 from sumlens.board.api.graph_model import dataset_view, network_view
 from sumlens.board.api.lookup import pick_series, step_index
-from sumlens.board.data.loader import Loader
+from sumlens.board.data.surface import ReadSurface
 from sumlens.board.errors import NotFound, QueryError
 from sumlens.board.responses import json_response
 
@@ -75,8 +75,8 @@ class _AnswerCache:
                 self._answers.popitem(last=False)
 
 
-def make_graph_router(loader: Loader) -> APIRouter:
-    """The graph view's routes over ``loader``'s runs."""
+def make_graph_router(surface: ReadSurface) -> APIRouter:
+    """The graph view's routes over ``surface``'s runs."""
     router = APIRouter(prefix="/api/v1")
     cache = _AnswerCache()
     problem = layout_library_problem()
@@ -94,11 +94,11 @@ def make_graph_router(loader: Loader) -> APIRouter:
     ) -> Response:
         if plugin not in GRAPH_PLUGINS:
             raise QueryError(f"plugin={plugin!r} is not one of {', '.join(GRAPH_PLUGINS)}")
-        chosen = pick_series(loader, run, plugin, tag, rank)
+        chosen = pick_series(surface, run, plugin, tag, rank)
         index = step_index(chosen, step)
         steps = chosen.items["step"]
         item = chosen.items[index]
-        ranks = [samples.rank for samples in loader.samples(run, plugin, tag)]
+        ranks = [samples.rank for samples in surface.samples(run, plugin, tag)]
         library = layout_library_problem()
         where = [run, plugin, tag, chosen.rank, *(item[f].item() for f in item.dtype.names)]
         named = orjson.dumps([where, steps.tolist(), ranks, library])
@@ -109,7 +109,7 @@ def make_graph_router(loader: Loader) -> APIRouter:
         cached = cache.get(etag)
         if cached is not None:
             return Response(cached, media_type="application/json", headers=headers)
-        event = loader.value(chosen, index)
+        event = surface.value(chosen, index)
         value = None if event is None else event.value
         if isinstance(value, anf_ir_pb2.GraphProto):
             drawn = network_view(value)

@@ -31,9 +31,9 @@ from typing import Any
 from sumlens._proto import anf_ir_pb2, lineage_pb2
 from sumlens.board.proto_text import (
     data_type_name,
-    known_data_type,
     shortest_float32,
     text_format,
+    type_name,
 )
 
 OPERATOR = "operator"
@@ -43,7 +43,6 @@ DATASET = "dataset"
 MAX_ATTRIBUTE_BYTES = 1024
 """Attribute values larger than this (serialized) are shown by their size only."""
 _DT_TENSOR = anf_ir_pb2.DataType.Value("DT_TENSOR")
-_DT_TUPLE = anf_ir_pb2.DataType.Value("DT_TUPLE")
 _CONTROL = anf_ir_pb2.InputProto.CONTROL_EDGE
 
 
@@ -241,17 +240,6 @@ def shapes(proto: anf_ir_pb2.TypeProto) -> list[list[int]]:
             found.extend(shapes(element))
         return found
     return [[]] if proto.HasField("data_type") else []
-
-
-def type_name(proto: anf_ir_pb2.TypeProto) -> str:
-    """``DT_TENSOR[DT_FLOAT32]``, ``DT_TUPLE[...]`` or the plain data type's name."""
-    data_type = known_data_type(proto.data_type)
-    name = data_type_name(data_type)
-    if data_type == _DT_TENSOR:
-        return f"{name}[{data_type_name(proto.tensor_type.elem_type)}]"
-    if data_type == _DT_TUPLE:
-        return f"{name}[{', '.join(type_name(item) for item in proto.sequence_type.elem_types)}]"
-    return name
 
 
 def dataset_view(proto: lineage_pb2.DatasetGraph) -> dict[str, Any]:

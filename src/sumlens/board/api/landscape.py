@@ -29,7 +29,7 @@ from sumlens.board.api.landscape_values import (
     landscape_json,
 )
 from sumlens.board.api.lookup import pick_series, step_index
-from sumlens.board.data.loader import Loader, Samples
+from sumlens.board.data.surface import ReadSurface, Samples
 from sumlens.board.errors import NotFound, ValueUnreadable
 from sumlens.board.responses import json_response
 
@@ -41,9 +41,9 @@ RankParam = Annotated[int | None, Query(description="the rank (files without one
 StepParam = Annotated[int | None, Query(description="the step (default: the newest kept)")]
 
 
-def _message(loader: Loader, samples: Samples, index: int) -> summary_pb2.LossLandscape:
+def _message(surface: ReadSurface, samples: Samples, index: int) -> summary_pb2.LossLandscape:
     """The landscape message of ``samples.items[index]``, read back from its file."""
-    event = loader.value(samples, index)
+    event = surface.value(samples, index)
     step = int(samples.items["step"][index])
     if event is None:
         raise NotFound(f"landscape {samples.tag!r} at step {step} is no longer in its file")
@@ -52,7 +52,7 @@ def _message(loader: Loader, samples: Samples, index: int) -> summary_pb2.LossLa
     return event.value
 
 
-def _listed(loader: Loader, samples: Samples, index: int) -> dict[str, Any]:
+def _listed(surface: ReadSurface, samples: Samples, index: int) -> dict[str, Any]:
     """One landscape as the listing gives it (``error`` set when it cannot be drawn)."""
     item = samples.items[index]
     entry: dict[str, Any] = {
@@ -70,7 +70,7 @@ def _listed(loader: Loader, samples: Samples, index: int) -> dict[str, Any]:
         "error": None,
     }
     try:
-        message = _message(loader, samples, index)
+        message = _message(surface, samples, index)
         info = landscape_info(message)
         entry.update(
             kind=info.kind,
@@ -93,20 +93,20 @@ def _order(entry: dict[str, Any]) -> tuple[Any, ...]:
     return (group, entry["intervals"], entry["tag"], rank, entry["step"])
 
 
-def make_landscape_router(loader: Loader) -> APIRouter:
-    """The landscape view's routes over ``loader``'s runs."""
+def make_landscape_router(surface: ReadSurface) -> APIRouter:
+    """The landscape view's routes over ``surface``'s runs."""
     router = APIRouter(prefix="/api/v1")
 
     @router.get("/landscapes", summary="Every kept loss landscape of a run, listed")
     def landscapes(run: RunParam) -> Response:
-        if not loader.has_run(run):
+        if not surface.has_run(run):
             raise NotFound(f"run={run!r} is not a run the server knows")
-        summary = next((entry for entry in loader.runs() if entry["id"] == run), None)
+        summary = next((entry for entry in surface.runs() if entry["id"] == run), None)
         tags = [] if summary is None else summary["tags"].get(PLUGIN, [])
         listed = [
-            _listed(loader, samples, index)
+            _listed(surface, samples, index)
             for tag in tags
-            for samples in loader.samples(run, PLUGIN, tag)
+            for samples in surface.samples(run, PLUGIN, tag)
             for index in range(samples.items.size)
         ]
         return json_response({"run": run, "landscapes": sorted(listed, key=_order)})
@@ -115,9 +115,9 @@ def make_landscape_router(loader: Loader) -> APIRouter:
     def landscape(
         run: RunParam, tag: TagParam, rank: RankParam = None, step: StepParam = None
     ) -> Response:
-        samples = pick_series(loader, run, PLUGIN, tag, rank)
+        samples = pick_series(surface, run, PLUGIN, tag, rank)
         index = step_index(samples, step)
-        message = _message(loader, samples, index)
+        message = _message(surface, samples, index)
         try:
             body = landscape_json(message)
         except LandscapeError as err:

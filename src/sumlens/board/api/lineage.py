@@ -2,13 +2,14 @@
 dataset graphs of chosen runs.
 
 ``GET /lineage`` answers, for every run that recorded lineage, its fields
-(:mod:`sumlens.board.data.lineage_records`) as a columnar table: the run ids, and per column its
-id, label, kind (hyper, metric, dataset, model, custom), type (number or text) and one
-value per run. Numbers stay numbers. A run's lineage is read once and kept until its
-lineage files change (name, size or modification time as the loader last saw them); the
-encoded table is kept per loader version, so at 10,000 runs a repeated request costs
-nothing and a new one re-reads only the runs that changed; the table is first read in the
-background as soon as the loader's first pass is over. The answer's ``key`` names the
+(:mod:`sumlens.board.api.lineage_values`) as a columnar table: the run ids, and per column
+its id, label, kind (hyper, metric, dataset, model, custom), type (number or text) and one
+value per run. Numbers stay numbers. A run's lineage files are read through the read
+surface (:meth:`~sumlens.board.data.surface.ReadSurface.record_file`) once and kept until
+they change (name, size or modification time as the surface last saw them); the encoded
+table is kept per surface version, so at 10,000 runs a repeated request costs nothing and
+a new one re-reads only the runs that changed; over a loading surface the table is first
+read in the background as soon as its first pass is over. The answer's ``key`` names the
 table's content: ``?known=<key>`` answers ``{"key": ..., "unchanged": true}`` when nothing
 changed, so a page polling it does not download the table again.
 
@@ -20,19 +21,20 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from pathlib import Path
 from typing import Annotated, Any
 
 import orjson
 from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
-from sumlens.board.data.lineage_records import FIXED, KINDS, RunLineage, Value, read_run_lineage
-from sumlens.board.data.loader import Loader
+from sumlens.board.api.lineage_values import FIXED, KINDS, RunLineage, Value, read_run_lineage
+from sumlens.board.data.surface import Polling, ReadSurface
 from sumlens.board.errors import NotFound, QueryError
+from sumlens.board.plugins import served_by
 from sumlens.board.responses import json_response
 
-LINEAGE_PLUGINS = ("train_lineage", "eval_lineage", "custom_lineage_data", "dataset_graph")
+LINEAGE_PLUGINS = served_by(__name__)
+"""The plugins whose declared routes are these (:mod:`sumlens.board.plugins`)."""
 MAX_GRAPH_RUNS = 50
 """Runs one dataset-graph request may name."""
 _FIXED_ORDER = {column.id: index for index, column in enumerate(FIXED)}
@@ -43,10 +45,10 @@ Signature = tuple[tuple[str, int, int], ...]
 
 class LineageIndex:
     """Each run's decoded lineage (kept until its lineage files change) and the encoded
-    table of the loader's current version."""
+    table of the surface's current version."""
 
-    def __init__(self, loader: Loader) -> None:
-        self.loader = loader
+    def __init__(self, surface: ReadSurface) -> None:
+        self.surface = surface
         self._lock = threading.Lock()
         self._runs: dict[str, tuple[Signature, RunLineage | None]] = {}
         self._version = -1
@@ -61,31 +63,31 @@ class LineageIndex:
     def table(self) -> tuple[str, bytes]:
         """The table's key and its encoded JSON (see the module docstring)."""
         with self._lock:
-            version = self.loader.version
+            version = self.surface.version
             if version != self._version:
                 self._key, self._body = self._build()
                 self._version = version
             return self._key, self._body
 
     def _lineage(self, run_id: str) -> RunLineage | None:
-        files = self.loader.files(run_id)
+        files = self.surface.files(run_id)
         signature = tuple(
             sorted((f.name, f.size, f.mtime_ns) for f in files if f.kind == "lineage")
         )
         cached = self._runs.get(run_id)
         if cached is not None and cached[0] == signature:
             return cached[1]
-        directory = self.loader.run_path(run_id)
         found = None
-        if directory is not None and signature:
-            found = read_run_lineage(Path(directory), [name for name, _, _ in signature])
+        if signature:
+            records = {name: self.surface.record_file(run_id, name) for name, _, _ in signature}
+            found = read_run_lineage(records)
         self._runs[run_id] = (signature, found)
         return found
 
     def _build(self) -> tuple[str, bytes]:
         runs = [
             run
-            for run in self.loader.runs()
+            for run in self.surface.runs()
             if any(run["tags"].get(plugin) for plugin in LINEAGE_PLUGINS)
         ]
         listed = {run["id"] for run in runs}
@@ -150,20 +152,23 @@ def _typed_column(values: list[Value]) -> dict[str, Any]:
     return {"type": "text", "values": text}
 
 
-def make_lineage_router(loader: Loader) -> APIRouter:
-    """The lineage view's routes over ``loader``'s runs."""
+def make_lineage_router(surface: ReadSurface) -> APIRouter:
+    """The lineage view's routes over ``surface``'s runs."""
     router = APIRouter(prefix="/api/v1")
-    index = LineageIndex(loader)
+    index = LineageIndex(surface)
 
-    def warm() -> None:
-        """Read every run's lineage once the loader's first pass is done, so the first visit
+    def warm(loading: Polling) -> None:
+        """Read every run's lineage once the first loading pass is done, so the first visit
         of the Lineage view does not wait for thousands of files (seconds at 10,000 runs)."""
-        while not loader.stopped:
-            if loader.wait_for_pass(1, timeout=5.0):
+        while not loading.stopped:
+            if loading.wait_for_pass(1, timeout=5.0):
                 index.table()
                 return
 
-    threading.Thread(target=warm, name="sumlens-lineage-warm", daemon=True).start()
+    if isinstance(surface, Polling):  # a surface held in memory has nothing to wait for
+        threading.Thread(
+            target=warm, args=(surface,), name="sumlens-lineage-warm", daemon=True
+        ).start()
 
     @router.get("/lineage", summary="Every run's lineage fields as a columnar table")
     def lineage(
@@ -186,7 +191,7 @@ def make_lineage_router(loader: Loader) -> APIRouter:
             raise QueryError(f"run= names {len(run)} runs: give at most {MAX_GRAPH_RUNS}")
         graphs = []
         for name in dict.fromkeys(run):
-            if not loader.has_run(name):
+            if not surface.has_run(name):
                 raise NotFound(f"run={name!r} is not a run being served")
             found = index.run(name)
             graphs.append({"run": name, "graph": None if found is None else found.graph})

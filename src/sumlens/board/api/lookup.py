@@ -8,18 +8,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from sumlens.board.data.loader import Loader, Samples
+from sumlens.board.data.surface import ReadSurface, Samples
 from sumlens.board.errors import NotFound
 
 
-def pick_series(loader: Loader, run: str, plugin: str, tag: str, rank: int | None) -> Samples:
+def pick_series(surface: ReadSurface, run: str, plugin: str, tag: str, rank: int | None) -> Samples:
     """The kept values of ``plugin`` series ``tag`` of ``rank`` (the first rank when None);
     :class:`NotFound` naming the run, tag or rank that is not there."""
-    found = loader.samples(run, plugin, tag)
+    found = surface.samples(run, plugin, tag)
     for samples in found:
         if rank is None or samples.rank == rank:
             return samples
-    if not loader.has_run(run):
+    if not surface.has_run(run):
         raise NotFound(f"run={run!r} is not a run being served")
     if not found:
         raise NotFound(f"run={run!r} has no {plugin} tag={tag!r}")

@@ -1,9 +1,9 @@
 """``/api/v1`` routes of the non-scalar plugins: images, histograms, tensors.
 
-The loader keeps references to a sample of each series' values (see
-:mod:`sumlens.board.data.samples`); these routes list them and read the asked-for values back
-from the event files. Names are looked up in the loader's tables only: no parameter is
-ever joined to a path.
+The read surface keeps a sample of each series' values (see
+:mod:`sumlens.board.data.samples`); these routes list them and read the asked-for values
+back through it (:class:`~sumlens.board.data.surface.ReadSurface`). Names are only looked
+up in the surface: no parameter is ever joined to a path.
 """
 
 from __future__ import annotations
@@ -17,8 +17,10 @@ from google.protobuf.json_format import MessageToDict
 from google.protobuf.message import Message as ProtoMessage
 
 from sumlens.board.api.lookup import pick_series, step_index
-from sumlens.board.data.loader import Loader, Samples
+from sumlens.board.data.surface import ReadSurface, Samples
 from sumlens.board.errors import NotFound, QueryError, ValueUnreadable
+from sumlens.board.plugins import MESSAGE_PLUGINS
+from sumlens.board.plugins import SAMPLED as PLUGINS
 from sumlens.board.responses import json_response
 from sumlens.board.slicing import SliceError, statistics, take
 from sumlens.io import Histogram, Image
@@ -27,17 +29,13 @@ RunParam = Annotated[str, Query(description="run id, e.g. ./ or ./a/b")]
 TagParam = Annotated[str, Query(description="the value's tag")]
 RankParam = Annotated[int | None, Query(description="the rank (files without one: omit)")]
 StepParam = Annotated[int | None, Query(description="the step (default: the newest kept)")]
-PLUGINS = ("image", "histogram", "tensor", "graph", "landscape", "dataset_graph",
-           "train_lineage", "eval_lineage", "custom_lineage_data")  # fmt: skip
-MESSAGE_PLUGINS = PLUGINS[3:]
-"""Plugins whose values are protobuf messages (graphs, landscapes, lineage)."""
 IMAGE_TYPES = ((b"\x89PNG", "image/png"), (b"\xff\xd8", "image/jpeg"), (b"GIF8", "image/gif"))
 
 
-def _value(loader: Loader, samples: Samples, index: int) -> Any:
-    """The value kept at ``index`` (:class:`~sumlens.board.data.loader.ValueUnreadable` when it
+def _value(surface: ReadSurface, samples: Samples, index: int) -> Any:
+    """The value kept at ``index`` (:class:`~sumlens.board.errors.ValueUnreadable` when it
     is damaged or its file cannot be read: a 422 naming it)."""
-    event = loader.value(samples, index)
+    event = surface.value(samples, index)
     if event is None:
         step = int(samples.items["step"][index])
         raise NotFound(
@@ -65,8 +63,8 @@ def histogram_json(step: int, wall: float, histogram: Histogram) -> dict[str, An
     }
 
 
-def make_plugin_router(loader: Loader) -> APIRouter:
-    """The routes of images, histograms and tensors over ``loader``."""
+def make_plugin_router(surface: ReadSurface) -> APIRouter:
+    """The routes of images, histograms and tensors over ``surface``."""
     router = APIRouter(prefix="/api/v1")
 
     @router.get("/samples", summary="The kept steps of a non-scalar series, per rank")
@@ -88,7 +86,7 @@ def make_plugin_router(loader: Loader) -> APIRouter:
                         "step": np.ascontiguousarray(s.items["step"]),
                         "wall": np.ascontiguousarray(s.items["wall"]),
                     }
-                    for s in loader.samples(run, plugin, tag)
+                    for s in surface.samples(run, plugin, tag)
                 ]
             }
         )
@@ -97,8 +95,8 @@ def make_plugin_router(loader: Loader) -> APIRouter:
     def image(
         run: RunParam, tag: TagParam, step: StepParam = None, rank: RankParam = None
     ) -> Response:
-        chosen = pick_series(loader, run, "image", tag, rank)
-        picture = _value(loader, chosen, step_index(chosen, step))
+        chosen = pick_series(surface, run, "image", tag, rank)
+        picture = _value(surface, chosen, step_index(chosen, step))
         if not isinstance(picture, Image):
             raise NotFound(f"{tag!r} holds no image")
         media = next((m for magic, m in IMAGE_TYPES if picture.encoded.startswith(magic)), None)
@@ -111,13 +109,13 @@ def make_plugin_router(loader: Loader) -> APIRouter:
     @router.get("/histograms", summary="Every kept histogram of a tag, per rank")
     def histograms(run: RunParam, tag: TagParam) -> Response:
         series = []
-        for chosen in loader.samples(run, "histogram", tag):
+        for chosen in surface.samples(run, "histogram", tag):
             steps = []
             unreadable = 0  # damaged, or its file changed since it was listed: counted, said
             for index, item in enumerate(chosen.items):
                 try:
-                    event = loader.value(chosen, index)
-                except ValueUnreadable:  # counted in the run's damage by the loader
+                    event = surface.value(chosen, index)
+                except ValueUnreadable:  # counted in the run's damage by the surface
                     event = None
                 if event is not None and isinstance(event.value, Histogram):
                     steps.append(
@@ -147,9 +145,9 @@ def make_plugin_router(loader: Loader) -> APIRouter:
         ] = None,
         bins: Annotated[int, Query(ge=0, le=1000, description="histogram of the slice")] = 0,
     ) -> Response:
-        chosen = pick_series(loader, run, "tensor", tag, rank)
+        chosen = pick_series(surface, run, "tensor", tag, rank)
         index = step_index(chosen, step)
-        array = np.asarray(_value(loader, chosen, index))
+        array = np.asarray(_value(surface, chosen, index))
         try:
             part = take(array, slice)
         except SliceError as err:
@@ -184,9 +182,9 @@ def make_plugin_router(loader: Loader) -> APIRouter:
     ) -> Response:
         if plugin not in MESSAGE_PLUGINS:
             raise QueryError(f"plugin={plugin!r} is not one of {', '.join(MESSAGE_PLUGINS)}")
-        chosen = pick_series(loader, run, plugin, tag, rank)
+        chosen = pick_series(surface, run, plugin, tag, rank)
         index = step_index(chosen, step)
-        value = _value(loader, chosen, index)
+        value = _value(surface, chosen, index)
         if not isinstance(value, ProtoMessage):
             raise NotFound(f"{plugin} {tag!r} holds no message")
         return json_response(

@@ -20,7 +20,7 @@ from typing import Literal, Protocol
 import numpy as np
 import re2
 
-from sumlens.board.data.loader import Loader, SeriesRef
+from sumlens.board.data.surface import ReadSurface, SeriesRef
 from sumlens.board.errors import PatternError, QueryError
 
 Axis = Literal["step", "relative", "wall"]
@@ -59,7 +59,7 @@ def compile_pattern(name: str, pattern: str | None) -> Pattern | None:
 
 
 def select(
-    loader: Loader,
+    surface: ReadSurface,
     runs: Iterable[str] = (),
     tags: Iterable[str] = (),
     run_regex: str | None = None,
@@ -76,14 +76,14 @@ def select(
     if run_pattern is not None:
         names += [
             run["id"]
-            for run in loader.runs()
+            for run in surface.runs()
             if run_pattern.search(run["id"]) and run["id"] not in names
         ]
     wanted = set(tags)
     every_tag = not wanted and tag_pattern is None
     chosen = []
     for name in names:
-        for ref in loader.series(name):
+        for ref in surface.series(name):
             if every_tag or ref.tag in wanted or (tag_pattern and tag_pattern.search(ref.tag)):
                 chosen.append(ref)
     return chosen

@@ -1,8 +1,9 @@
 """The JSON API under ``/api/v1``: runs, tags and scalars of many runs in one request.
 
 Responses are built with orjson from numpy columns (FastAPI's default encoder takes
-seconds for a million numbers); the run list is encoded once per loader version. Every
-route only looks names up in the loader's tables: no parameter is ever joined to a path.
+seconds for a million numbers); the run list is encoded once per surface version. Every
+route reads through the :class:`~sumlens.board.data.surface.ReadSurface` and only looks
+names up in it: no parameter is ever joined to a path.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from sumlens._version import __version__
 from sumlens.board.api.curves import MAX_POINTS, METHODS, MIN_POINTS, pick, smooth
 from sumlens.board.api.export import csv_chunks, json_chunks
 from sumlens.board.api.query import Range, cut, select
-from sumlens.board.data.loader import Loader
+from sumlens.board.data.surface import ReadSurface
 from sumlens.board.errors import QueryError
 from sumlens.board.responses import json_response
 
@@ -36,54 +37,56 @@ EndParam = Annotated[float | None, Query(description="last x of the range, inclu
 
 
 class _RunsCache:
-    """The encoded run list of the loader's current version."""
+    """The encoded run list of the surface's current version."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._version = -1
         self._body = b""
 
-    def get(self, loader: Loader) -> tuple[bytes, str]:
-        """The encoded run list and its entity tag (the loader's version)."""
+    def get(self, surface: ReadSurface) -> tuple[bytes, str]:
+        """The encoded run list and its entity tag (the surface's version)."""
         with self._lock:
-            version = loader.version
+            version = surface.version
             if version != self._version:
+                status = surface.status()
                 self._body = orjson.dumps(
                     {
-                        "base_dir": os.fspath(loader.base_dir),
-                        "loading": loader.loading,
-                        "reload_interval": loader.reload_interval,
-                        "truncated": loader.truncated,
-                        "engine": loader.engine_used,
+                        "base_dir": status["base_dir"],
+                        "loading": status["loading"],
+                        "reload_interval": status["reload_interval"],
+                        "truncated": status["truncated"],
+                        "engine": status["engine"],
                         "version": version,
-                        "runs": loader.runs(),
+                        "runs": surface.runs(),
                     }
                 )
                 self._version = version
             return self._body, f'"{self._version}-{os.getpid()}"'
 
 
-def make_router(loader: Loader, port: int) -> APIRouter:
-    """The ``/api/v1`` routes over ``loader``."""
+def make_router(surface: ReadSurface, port: int) -> APIRouter:
+    """The ``/api/v1`` routes over ``surface``."""
     router = APIRouter(prefix="/api/v1")
     runs_cache = _RunsCache()
 
     @router.get("/health", summary="The server answers; which base directory it serves")
     def health() -> Response:
+        status = surface.status()
         return json_response(
             {
                 "status": "ok",
                 "version": __version__,
-                "base_dir": os.fspath(loader.base_dir),
+                "base_dir": status["base_dir"],
                 "pid": os.getpid(),
                 "port": port,
-                "loading": loader.loading,
+                "loading": status["loading"],
             }
         )
 
     @router.get("/runs", summary="Every run: times, tags per plugin, load status, damage")
     def runs(request: Request) -> Response:
-        body, etag = runs_cache.get(loader)
+        body, etag = runs_cache.get(surface)
         headers = {"ETag": etag, "Cache-Control": "no-cache"}
         if request.headers.get("if-none-match") == etag:  # a poll that found nothing new
             return Response(status_code=304, headers=headers)
@@ -93,7 +96,7 @@ def make_router(loader: Loader, port: int) -> APIRouter:
     def tags(run: RunsParam = []) -> Response:  # noqa: B006 - FastAPI reads the default
         wanted = set(run)
         union: dict[str, set[str]] = {}
-        for item in loader.runs():
+        for item in surface.runs():
             if wanted and item["id"] not in wanted:
                 continue
             for plugin, names in item["tags"].items():
@@ -118,8 +121,8 @@ def make_router(loader: Loader, port: int) -> APIRouter:
             raise QueryError(f"method={method!r} is not one of {', '.join(METHODS)}")
         span = Range.create(axis, start, end)
         series = []
-        for ref in select(loader, run, tag, tag_regex=tag_regex):
-            data = loader.points(ref)
+        for ref in select(surface, run, tag, tag_regex=tag_regex):
+            data = surface.points(ref)
             if data.size == 0:
                 continue
             smoothed = smooth(data["value"], smoothing, method)  # type: ignore[arg-type]
@@ -168,11 +171,11 @@ def make_router(loader: Loader, port: int) -> APIRouter:
         if format not in ("csv", "json"):
             raise QueryError(f"format={format!r} is not one of csv, json")
         span = Range.create(axis, start, end)
-        refs = select(loader, run, tag, tag_regex=tag_regex)
+        refs = select(surface, run, tag, tag_regex=tag_regex)
         chunks = csv_chunks if format == "csv" else json_chunks
         media = "text/csv" if format == "csv" else _JSON
         return StreamingResponse(
-            chunks(loader, refs, span),
+            chunks(surface, refs, span),
             media_type=media,
             headers={"Content-Disposition": f'attachment; filename="scalars.{format}"'},
         )

@@ -119,3 +119,26 @@ class ReadSurface(Protocol):
         CRC; None when the file no longer holds that record or cannot be read."""
         ...
 
+
+@runtime_checkable
+class Polling(Protocol):
+    """A surface that loads in the background (the :class:`~sumlens.board.data.loader.Loader`):
+    the application starts and stops it with itself, and work that should wait for the
+    first pass (warming the lineage table) waits on it. An in-memory surface has none of it."""
+
+    @property
+    def stopped(self) -> bool:
+        """Whether :meth:`stop` was called."""
+        ...
+
+    def start(self) -> None:
+        """Begin loading in the background."""
+        ...
+
+    def stop(self) -> None:
+        """Stop loading and release what loading holds."""
+        ...
+
+    def wait_for_pass(self, passes: int = 1, timeout: float = 60.0) -> bool:
+        """Wait until ``passes`` loading passes are done; False when ``timeout`` ran out."""
+        ...

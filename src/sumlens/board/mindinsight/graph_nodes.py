@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sumlens._proto import anf_ir_pb2
-from sumlens.board.proto_text import data_type_name, known_data_type, text_format
+from sumlens.board.proto_text import data_type_name, known_data_type, text_format, type_name
 
 NAME_SCOPE = "name_scope"
 AGGREGATION_SCOPE = "aggregation_scope"
@@ -299,13 +299,13 @@ class NodeGraph:
             node.output_i = proto.output_i
             node.scope = proto.scope
             node.output_shape = _shapes(proto.output_type)
-            node.output_data_type = _type_name(proto.output_type)
+            node.output_data_type = type_name(proto.output_type, listed=True)
             self._store(node)
 
     def _read_parameters(self, protos: Any) -> None:
         for proto, node in _named_nodes(protos, "name", PARAMETER):
             node.output_shape = _shapes(proto.type)
-            node.output_data_type = _type_name(proto.type)
+            node.output_data_type = type_name(proto.type, listed=True)
             node.attr = {"type": node.output_data_type, "shape": str(node.output_shape)}
             self._store(node)
 
@@ -582,14 +582,3 @@ def _shapes(proto: anf_ir_pb2.TypeProto) -> list[list[int]]:
         for element in proto.sequence_type.elem_types:
             shapes.extend(_shapes(element))
     return shapes
-
-
-def _type_name(proto: anf_ir_pb2.TypeProto) -> str:
-    """``DT_TENSOR[DT_FLOAT32]``, ``DT_TUPLE[...]`` or the plain data type's name."""
-    data_type = known_data_type(proto.data_type)
-    name = data_type_name(data_type)
-    if data_type == _DT_TENSOR:
-        return f"{name}[{data_type_name(proto.tensor_type.elem_type)}]"
-    if data_type == _DT_TUPLE:
-        return f"{name}{[_type_name(element) for element in proto.sequence_type.elem_types]}"
-    return name

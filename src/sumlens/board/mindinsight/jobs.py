@@ -1,8 +1,13 @@
-"""Train jobs as MindInsight 2.3.1 loads them, for the routes of :mod:`.mindinsight_api`.
+"""Train jobs as MindInsight 2.3.1 loads them, for the routes of :mod:`.routes`.
 
 MindInsight reads a train job differently from our loader (:mod:`sumlens.board.data.loader`),
 and its routes show that reading, so :class:`JobIndex` reads the job's summary files again
-the way MindInsight does, keeping small values and where the large ones lie:
+the way MindInsight does, keeping small values and where the large ones lie. It reads them
+through the read surface (:class:`~sumlens.board.data.surface.ReadSurface`: the raw records
+of a file from an offset, a checked payload) and follows the files the surface lists, so
+its routes show what ``/api/v1`` shows: a file read before that shrank, was written anew or
+went away makes it read the job again from the start, and so does a file that could not be
+read (its permissions, an I/O error) once it can. Its own reading rules:
 
 * **All files of a directory are one job, read one after the other** in MindInsight's
   order (:func:`mindinsight_order`: by the seconds in the name, then by name *descending*),
@@ -32,13 +37,12 @@ import threading
 import time
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 from sumlens._proto import summary_pb2
-from sumlens.board.data.loader import FileState, Loader
+from sumlens.board.data.surface import ReadSurface, RunFile
 from sumlens.board.mindinsight.graph_nodes import NodeGraph
 from sumlens.board.mindinsight.values import (
     TensorSummary,
@@ -46,7 +50,7 @@ from sumlens.board.mindinsight.values import (
     summarize_tensor,
     tensor_values,
 )
-from sumlens.io import NotAnEventFileError, ReadStats, RecordFile, masked_crc32c
+from sumlens.io import NotAnEventFileError, ReadStats, masked_crc32c
 from sumlens.io.decode import check_ms_value
 from sumlens.io.naming import mindinsight_order, summary_number
 
@@ -243,57 +247,65 @@ def _first_droppable(tags: list[str]) -> str | None:
 # ---------------------------------------------------------------------- reading a job
 
 
-def payload_at(path: Path, where: Where) -> bytes | None:
-    """The payload of a kept value's record, or None when the file no longer holds it."""
-    try:
-        with open(path, "rb") as handle:
-            handle.seek(where.offset)
-            payload = handle.read(where.length)
-            crc = handle.read(4)
-    except OSError:
-        return None
-    if len(payload) != where.length or masked_crc32c(payload) != int.from_bytes(crc, "little"):
-        return None
-    return payload
-
-
-def summary_files(files: list[FileState]) -> list[FileState]:
+def summary_files(files: list[RunFile]) -> list[RunFile]:
     """The files MindInsight reads values from: ``summary.<n>`` names, not lineage."""
     return [state for state in files if state.kind == "summary"]
 
 
-@dataclass
+Listed = tuple[int, int, bool, str]
+"""A file as the read surface lists it: size, modification time (ns), unreadable, read error."""
+PROBE_BYTES = 8
+"""A record's header is its length (8 bytes) then their checksum: read as a checked
+payload, those 8 bytes say that a file can be read and starts with a record."""
+
+
+@dataclass(slots=True)
+class _Read:
+    """A file read (in part): its size and time as listed when last checked, and where its
+    first record's payload lies and its checksum (to tell a file that only grew from one
+    written anew: MindSpore's first record holds the time the file was made)."""
+
+    size: int
+    mtime_ns: int
+    first: tuple[int, int, int] | None = None
+
+
 class JobIndex:
-    """MindInsight's reading of one train job's summary files (see the module docstring)."""
+    """MindInsight's reading of one train job's summary files (see the module docstring),
+    through the read surface and following what it lists (:meth:`refresh`)."""
 
-    train_id: str
-    directory: Path
-    events: JobEvents = field(default_factory=JobEvents)
-    integral: bool = True
-    lock: threading.RLock = field(default_factory=threading.RLock)
-    _files: set[str] = field(default_factory=set)
-    _current: str = ""
-    _offset: int = 0
-    _signature: tuple[tuple[str, int, int], ...] = ()
+    def __init__(self, train_id: str, surface: ReadSurface) -> None:
+        self.train_id = train_id
+        self.surface = surface
+        self.events = JobEvents()
+        self.integral = True
+        self.lock = threading.RLock()
+        self._listed: dict[str, Listed] = {}
+        self._read: dict[str, _Read] = {}
+        self._failed: set[str] = set()
+        self._current = ""
+        self._offset = 0
 
-    def refresh(self, files: list[FileState]) -> None:
-        """Read what was added to the job's summary files since the last call."""
-        signature = tuple((f.name, f.size, f.mtime_ns) for f in summary_files(files))
+    def refresh(self, files: list[RunFile]) -> None:
+        """Read what the job's summary ``files`` (the surface's list) gained since the last
+        call. The job is read again from its start when what was read no longer stands: a
+        file listed before is gone, one read before shrank or was written anew, or one that
+        could not be read (its permissions, an I/O error) now can."""
+        listed = {
+            f.name: (f.size, f.mtime_ns, f.unreadable, f.read_error) for f in summary_files(files)
+        }
         with self.lock:
-            if signature == self._signature and self.integral:
+            if listed == self._listed and self.integral and not self._failed:
                 return
-            self._signature = signature
-            names = [name for name, _, _ in signature]
-            mtimes = {name: mtime for name, _, mtime in signature}
-            if self._files - set(names):  # a file read before is gone: read all again
-                self.events, self._current, self._offset = JobEvents(), "", 0
-            self._files = set(names)
-            order = mindinsight_order(names)
+            if not self._still_stands(listed):
+                self._start_over()
+            self._listed = listed
+            order = mindinsight_order(list(listed))
             start = order.index(self._current) if self._current in order else 0
             for name in order[start:]:
                 if name != self._current:
                     self._current, self._offset = name, 0
-                if not self._read(name, mtimes[name]):
+                if not self._read_file(name, listed[name]):
                     return
 
     def tags(self, plugin: str) -> list[str]:
@@ -306,21 +318,63 @@ class JobIndex:
         with self.lock:
             return self.events.plugin_of.get(tag), self.events.samples(tag)
 
-    def _read(self, name: str, mtime_ns: int) -> bool:
+    def payload(self, where: Where) -> bytes | None:
+        """The payload of a kept value's record; None when its file no longer holds it or
+        cannot be read now."""
+        return self.surface.payload(self.train_id, where.file, where.offset, where.length)
+
+    def _still_stands(self, listed: dict[str, Listed]) -> bool:
+        """Whether what was read so far still holds for the files ``listed`` now."""
+        if self._listed.keys() - listed.keys():
+            return False
+        for name, read in self._read.items():
+            size, mtime_ns = listed[name][:2]
+            if size < read.size:  # the surface's sizes: ours may run ahead of its last look
+                return False
+            if (size, mtime_ns) != (read.size, read.mtime_ns):
+                if read.first is not None and not self._holds(name, *read.first):
+                    return False
+                read.size, read.mtime_ns = size, mtime_ns
+        return not any(self._readable_again(name) for name in self._failed)
+
+    def _holds(self, name: str, offset: int, length: int, crc: int) -> bool:
+        """Whether file ``name`` still holds the record read at ``offset``."""
+        payload = self.surface.payload(self.train_id, name, offset, length)
+        return payload is not None and masked_crc32c(payload) == crc
+
+    def _readable_again(self, name: str) -> bool:
+        return self.surface.payload(self.train_id, name, 0, PROBE_BYTES) is not None
+
+    def _start_over(self) -> None:
+        self.events, self.integral = JobEvents(), True
+        self._read.clear()
+        self._failed.clear()
+        self._current, self._offset = "", 0
+
+    def _read_file(self, name: str, listed: Listed) -> bool:
         """Read ``name`` from the current offset; False when a torn tail holds it up."""
-        records = RecordFile(self.directory / name, self._offset)
+        records = self.surface.record_file(self.train_id, name, self._offset)
+        if records is None:  # gone since it was listed: the next refresh starts over
+            return True
+        read = self._read.setdefault(name, _Read(listed[0], listed[1]))
         stats = ReadStats()
         try:
             for offset, payload in records.read_located(stats):
+                if read.first is None:
+                    read.first = (offset, len(payload), masked_crc32c(payload))
                 self._take(name, offset, payload)
-        except (OSError, NotAnEventFileError):
+        except NotAnEventFileError:
+            return True
+        except OSError as err:  # the loader says it in the run list; tried again each refresh
+            _log.debug("%s of %s cannot be read now: %r", name, self.train_id, err)
+            self._failed.add(name)
             return True
         finally:
             self._offset = records.offset
         self.integral = stats.torn_tail_bytes == 0
         if self.integral:
             return True
-        return time.time() - mtime_ns / 1e9 > STALE_SECONDS
+        return time.time() - listed[1] / 1e9 > STALE_SECONDS
 
     def _take(self, file: str, offset: int, payload: bytes) -> None:
         """Add the values of one record (a record MindInsight cannot read adds nothing, nor
@@ -401,7 +455,7 @@ class JobInfo:
     """Its lineage files (name, size, modification time in ns), in MindInsight's order."""
 
 
-def job_info(train_id: str, files: list[FileState]) -> JobInfo | None:
+def job_info(train_id: str, files: list[RunFile]) -> JobInfo | None:
     """The listing entry of a run, or None when MindInsight would not list it (no summary
     or lineage file: TensorBoard files only)."""
     listed = []
@@ -439,8 +493,8 @@ def listing_order(jobs: list[JobInfo]) -> list[JobInfo]:
 class JobPool:
     """The indexes of the most recently used train jobs (at most :data:`POOL_SIZE`)."""
 
-    def __init__(self, loader: Loader, size: int = POOL_SIZE) -> None:
-        self.loader = loader
+    def __init__(self, surface: ReadSurface, size: int = POOL_SIZE) -> None:
+        self.surface = surface
         self.size = size
         self._jobs: OrderedDict[str, JobIndex] = OrderedDict()
         self._lock = threading.Lock()
@@ -453,14 +507,13 @@ class JobPool:
     def index(self, train_id: str) -> JobIndex | None:
         """The job's index, read up to now (made, and the least used one dropped, if
         needed); None for a job MindInsight cannot load (no summary file)."""
-        directory = self.loader.run_path(train_id)
-        files = self.loader.files(train_id)
-        if directory is None or not summary_files(files):
+        files = self.surface.files(train_id)
+        if not summary_files(files):
             return None
         with self._lock:
             job = self._jobs.get(train_id)
             if job is None:
-                job = JobIndex(train_id, directory)
+                job = JobIndex(train_id, self.surface)
                 self._jobs[train_id] = job
                 while len(self._jobs) > self.size:
                     self._jobs.popitem(last=False)

@@ -22,7 +22,6 @@ import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 from sumlens._proto import lineage_pb2
@@ -116,11 +115,20 @@ class JobLineage:
         return row
 
 
-def read_lineage(train_id: str, files: list[Path], update_time: datetime) -> JobLineage | None:
-    """The lineage of a train job from its lineage files (in MindInsight's order), or None."""
+def read_lineage(
+    train_id: str, files: list[RecordFile], update_time: datetime
+) -> tuple[JobLineage | None, bool]:
+    """The lineage of a train job (or None) from the records of its lineage files, in
+    MindInsight's order, and whether every file could be read (a file that cannot be read
+    now adds nothing, as MindInsight skips it)."""
     lineage: JobLineage | None = None
-    for path in files:
-        train, evaluation, dataset, custom = _scan(path)
+    whole = True
+    for records in files:
+        try:
+            train, evaluation, dataset, custom = _scan(records)
+        except OSError:
+            whole = False
+            continue
         if train is None and evaluation is None and dataset is None:
             continue
         if lineage is None:
@@ -141,7 +149,7 @@ def read_lineage(train_id: str, files: list[Path], update_time: datetime) -> Job
             lineage.info["metric"] = _metric(metric)
         if dataset is not None:
             lineage.info["dataset_graph"] = dataset_graph_json(dataset)
-    return lineage
+    return lineage, whole
 
 
 def _reset(lineage: JobLineage) -> None:
@@ -158,14 +166,14 @@ def _metric(text: Any) -> dict[str, Any]:
     return found if isinstance(found, dict) else {}
 
 
-def _scan(path: Path) -> tuple[Any, Any, Any, list[dict[str, Any]]]:
+def _scan(records: RecordFile) -> tuple[Any, Any, Any, list[dict[str, Any]]]:
     """The last train lineage, evaluation lineage and dataset graph of a file, and all of
-    its custom lineage (as dicts)."""
+    its custom lineage (as dicts); OSError when the file cannot be read."""
     last: dict[str, Any] = {}
     custom: list[dict[str, Any]] = []
     try:
-        payloads = list(RecordFile(path).read_payloads())
-    except (OSError, NotAnEventFileError):
+        payloads = list(records.read_payloads())
+    except NotAnEventFileError:
         return None, None, None, []
     for payload in payloads:
         try:

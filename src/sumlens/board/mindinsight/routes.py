@@ -12,17 +12,17 @@ compares every route's answer with MindInsight's):
 * ``lineagemgr/lineages`` (POST, a search condition) and ``datasets/dataset_graph``.
 
 A train job is a run with MindSpore files; runs of TensorBoard files alone are not listed.
-Values are read as MindInsight reads them (:mod:`.mindinsight_jobs`: its sampling, its
+Values are read as MindInsight reads them (:mod:`.jobs`: its sampling, its
 handling of resumed and rotated files, one job per directory whatever the ranks), histograms
-re-binned and tensors summarized as it does (:mod:`.mindinsight_values`), graphs shown as
-its node tree (:mod:`.graph_nodes`), lineage as its querier (:mod:`.mindinsight_lineage`).
+re-binned and tensors summarized as it does (:mod:`.values`), graphs shown as
+its node tree (:mod:`.graph_nodes`), lineage as its querier (:mod:`.lineage`).
 Errors answer ``{"error_code", "error_msg"}`` with MindInsight's codes and HTTP status.
 
-Where we differ: every run the loader serves is a job (MindInsight looks one directory
+Where we differ: every run the read surface serves is a job (MindInsight looks one directory
 deep, at most 999 of them); a job's data is loaded when a route asks for it (MindInsight
 answers "not in cache" for jobs beyond the 15 it loaded); landscape interval ids are their
 epochs (MindInsight's are random per process); ``.pb`` graph files are neither listed nor
-read (the loader does not see them); damaged records are skipped and reading goes on
+read (the read surface does not list them); damaged records are skipped and reading goes on
 (MindInsight stops at the first one it cannot parse); a slice's steps must be positive.
 """
 
@@ -40,7 +40,7 @@ from fastapi.responses import JSONResponse, Response
 from fastapi.routing import APIRoute
 
 from sumlens._proto import summary_pb2
-from sumlens.board.data.loader import Loader
+from sumlens.board.data.surface import ReadSurface
 from sumlens.board.mindinsight.graph_nodes import NodeGraph
 from sumlens.board.mindinsight.jobs import (
     PLUGINS,
@@ -55,7 +55,6 @@ from sumlens.board.mindinsight.jobs import (
     Where,
     job_info,
     listing_order,
-    payload_at,
 )
 from sumlens.board.mindinsight.lineage import (
     ConditionError,
@@ -172,24 +171,24 @@ def _flag(value: str, name: str) -> bool:
 
 
 class _Jobs:
-    """The train jobs of a loader, their indexes (:class:`JobPool`) and their lineage."""
+    """The train jobs of a read surface, their indexes (:class:`JobPool`) and their lineage."""
 
-    def __init__(self, loader: Loader) -> None:
-        self.loader = loader
-        self.pool = JobPool(loader)
+    def __init__(self, surface: ReadSurface) -> None:
+        self.surface = surface
+        self.pool = JobPool(surface)
         self._lineage: dict[str, tuple[Any, JobLineage | None]] = {}
         self._lineage_lock = threading.Lock()
 
     def listing(self) -> list[JobInfo]:
         """Every train job, newest first."""
-        found = [job_info(run["id"], self.loader.files(run["id"])) for run in self.loader.runs()]
+        found = [job_info(run["id"], self.surface.files(run["id"])) for run in self.surface.runs()]
         return listing_order([info for info in found if info is not None])
 
     def info(self, train_id: str) -> JobInfo | None:
         """The listing entry of one job (None when there is no such job)."""
-        if not self.loader.has_run(train_id):
+        if not self.surface.has_run(train_id):
             return None
-        return job_info(train_id, self.loader.files(train_id))
+        return job_info(train_id, self.surface.files(train_id))
 
     def index(self, train_id: str) -> JobIndex:
         """The job's values; MindInsight's error when it has none to show."""
@@ -199,18 +198,20 @@ class _Jobs:
         return job
 
     def lineage(self, info: JobInfo) -> JobLineage | None:
-        """The job's lineage, read again only when its lineage files changed."""
+        """The job's lineage, read again only when its lineage files changed or one of
+        them could not be read."""
         key = (info.update_time, info.lineage)
         with self._lineage_lock:
             cached = self._lineage.get(info.train_id)
             if cached is not None and cached[0] == key:
                 return cached[1]
-            directory = self.loader.run_path(info.train_id)
-            lineage = None
-            if directory is not None and info.lineage:
-                files = [directory / name for name, _, _ in info.lineage]
-                lineage = read_lineage(info.train_id, files, info.update_time)
-            self._lineage[info.train_id] = (key, lineage)
+            found = [self.surface.record_file(info.train_id, name) for name, _, _ in info.lineage]
+            files = [records for records in found if records is not None]
+            lineage, whole = read_lineage(info.train_id, files, info.update_time)
+            if whole and len(files) == len(found):
+                self._lineage[info.train_id] = (key, lineage)
+            else:
+                self._lineage.pop(info.train_id, None)
             return lineage
 
     def lineages(self) -> list[JobLineage]:
@@ -266,11 +267,13 @@ def _samples(job: JobIndex, tag: str, plugin: str, missing: str) -> list[Sample]
     return found
 
 
-def _record(job: JobIndex, where: Where) -> summary_pb2.Event:
-    """The event a kept value was read from (an error when the file changed since)."""
-    payload = payload_at(job.directory / where.file, where)
+def _record(job: JobIndex, where: Where, missing: str) -> summary_pb2.Event:
+    """The event a kept value was read from; when its file no longer holds it (changed
+    since it was read) or cannot be read now, the route's error for a missing value."""
+    payload = job.payload(where)
     if payload is None:
-        raise MindInsightError(UNKNOWN, f"{where.file!r} changed since it was read", 500)
+        message = f"{where.file!r} of {job.train_id!r} changed since it was read, or cannot be read"
+        raise MindInsightError(missing, message)
     return summary_pb2.Event.FromString(payload)
 
 
@@ -316,7 +319,7 @@ def _landscape_json(
                 kind == "interval" and not final and _interval_id(value) == interval_id
             ):
                 continue
-            landscape = _value_of(_record(job, value.where), tag).loss_landscape
+            landscape = _value_of(_record(job, value.where, LANDSCAPE_MISSING), tag).loss_landscape
             found: dict[str, Any] = {
                 "train_id": job.train_id,
                 "points": _points(landscape.landscape),
@@ -384,10 +387,10 @@ def _node(graph: NodeGraph, name: str) -> str:
     return name
 
 
-def make_mindinsight_router(loader: Loader) -> APIRouter:
-    """MindInsight's routes over ``loader``'s runs."""
+def make_mindinsight_router(surface: ReadSurface) -> APIRouter:
+    """MindInsight's routes over the runs of ``surface`` (read only through it)."""
     router = APIRouter(prefix=PREFIX, route_class=_Route, tags=["mindinsight"])
-    jobs = _Jobs(loader)
+    jobs = _Jobs(surface)
 
     def job_graph(train_id: str | None, tag: str | None, mode: str) -> NodeGraph:
         """The graph a graph route asks for (its ``mode`` checked first, as MindInsight)."""
@@ -408,12 +411,13 @@ def make_mindinsight_router(loader: Loader) -> APIRouter:
             chosen = [info for info in listing if info.train_id == train_id]
         else:
             chosen = listing[first * size : (first + 1) * size]
+        status = surface.status()
         return json_answer(
             {
-                "name": os.path.basename(os.path.realpath(loader.base_dir)),
+                "name": os.path.basename(os.path.realpath(status["base_dir"])),
                 "total": len(chosen) if train_id is not None else len(listing),
                 "train_jobs": [item(info) for info in chosen],
-                "load_status": "loading" if loader.loading else "loaded",
+                "load_status": "loading" if status["loading"] else "loaded",
             }
         )
 
@@ -499,7 +503,8 @@ def make_mindinsight_router(loader: Loader) -> APIRouter:
         chosen = found[-1:] if wanted == -1 else [s for s in found if s.step == wanted][:1]
         if not chosen:
             raise MindInsightError(IMAGE_MISSING, f"{tag!r} has no kept image at step {wanted}")
-        encoded = _value_of(_record(job, chosen[0].value.where), tag).image.encoded_image
+        event = _record(job, chosen[0].value.where, IMAGE_MISSING)
+        encoded = _value_of(event, tag).image.encoded_image
         media = next((m for magic, m in IMAGE_TYPES if encoded.startswith(magic)), None)
         return Response(encoded, media_type=media or "application/octet-stream")
 
@@ -642,7 +647,7 @@ def _tensor_data(job: JobIndex, tag: str, found: list[Sample], at: str, dims: st
     summary = tensor.summary
     if summary.too_large:
         raise MindInsightError(TENSOR_TOO_LARGE, f"step {step} of {tag!r} is too large to show")
-    proto = _value_of(_record(job, tensor.where), tag).tensor
+    proto = _value_of(_record(job, tensor.where, TENSOR_MISSING), tag).tensor
     part = _slice(tensor_values(proto.dims, proto.float_data), dims)
     if part.ndim == 0 and not np.isfinite(part):  # MindInsight fails to mark a lone NaN
         raise MindInsightError(UNKNOWN, f"the value at {dims} is not finite", 500)

@@ -10,34 +10,48 @@
   ``plotly`` package. Both are served gzip-compressed and revalidated by ETag
   (:mod:`sumlens.board.server.static_assets`). Nothing is fetched from the network, and the
   OpenAPI document is served without the CDN-hosted docs pages FastAPI would add.
+* Besides the core routes (runs, tags, scalars) and MindInsight's, it serves the routes each
+  plugin declares in :mod:`sumlens.board.plugins`.
 * The loader runs for the application's lifetime (started and stopped by its lifespan).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from importlib import resources
+from importlib import import_module, resources
 from pathlib import Path
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Request, routing
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sumlens._version import __version__
-from sumlens.board.api.graph import make_graph_router
-from sumlens.board.api.landscape import make_landscape_router
-from sumlens.board.api.lineage import make_lineage_router
-from sumlens.board.api.plugins import make_plugin_router
 from sumlens.board.api.runs import make_router
 from sumlens.board.data.loader import Loader
+from sumlens.board.data.surface import Polling, ReadSurface
 from sumlens.board.errors import BoardError
 from sumlens.board.mindinsight.routes import make_mindinsight_router
+from sumlens.board.plugins import routers
 from sumlens.board.server.static_assets import AssetCache, static_file
 from sumlens.board.settings import BoardSettings
 
 STATIC_DIR = Path(str(resources.files("sumlens.board") / "static"))
+
+RouterFactory = Callable[[ReadSurface], routing.APIRouter]
+"""What builds a plugin's declared routes (:data:`sumlens.board.plugins.PLUGINS`)."""
+
+
+def plugin_router_factories() -> list[RouterFactory]:
+    """The route factories the plugins declare, imported by their ``"module:factory"``
+    path, each once, in declaration order (the core routes come before, MindInsight's
+    after)."""
+    found = []
+    for path in routers():
+        module, _, name = path.partition(":")
+        found.append(getattr(import_module(module), name))
+    return found
 
 
 def plotly_js() -> Path:
@@ -116,23 +130,29 @@ def _host(scope: Scope) -> str:
     return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
 
 
-def create_app(settings: BoardSettings, loader: Loader | None = None) -> FastAPI:
-    """The application serving ``settings.base_dir``; its loader starts with the app."""
-    loader = loader or Loader(
-        settings.base_dir,
-        settings.workspace,
-        reload_interval=settings.reload_interval,
-        caps=dict(settings.samples_per_plugin),
-    )
+def create_app(settings: BoardSettings, loader: ReadSurface | None = None) -> FastAPI:
+    """The application serving ``loader`` (any read surface; by default a
+    :class:`Loader` of ``settings.base_dir``), started and stopped with the app when it
+    loads in the background."""
+    if loader is None:
+        loader = Loader(
+            settings.base_dir,
+            settings.workspace,
+            reload_interval=settings.reload_interval,
+            caps=dict(settings.samples_per_plugin),
+        )
     prefix = settings.url_path_prefix
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        loader.start()
+        polling = loader if isinstance(loader, Polling) else None
+        if polling is not None:
+            polling.start()
         try:
             yield
         finally:
-            loader.stop()
+            if polling is not None:
+                polling.stop()
 
     app = FastAPI(
         title="sumlens dashboard",
@@ -144,10 +164,8 @@ def create_app(settings: BoardSettings, loader: Loader | None = None) -> FastAPI
     )
     app.state.loader = loader
     app.include_router(make_router(loader, settings.port), prefix=prefix)
-    app.include_router(make_plugin_router(loader), prefix=prefix)
-    app.include_router(make_graph_router(loader), prefix=prefix)
-    app.include_router(make_lineage_router(loader), prefix=prefix)
-    app.include_router(make_landscape_router(loader), prefix=prefix)
+    for make_plugin_routes in plugin_router_factories():
+        app.include_router(make_plugin_routes(loader), prefix=prefix)
     app.include_router(make_mindinsight_router(loader), prefix=prefix)
 
     @app.exception_handler(BoardError)

@@ -1,15 +1,16 @@
 """The dashboard as a background server: what ``sumlens start`` and ``sumlens stop`` do.
 
-``start`` runs ``python -m sumlens serve ...`` as a detached child (a session of its own,
-so closing the terminal or a Ctrl+C there does not reach it; stdin from ``/dev/null``,
-stdout and stderr to ``<workspace>/sumlens-<port>.log``). Everything that can be checked
-before the child exists is checked in the caller (the settings, a port already taken,
-our own server already there), so mistakes fail at once with one line. The caller then
-waits, with a bound, until ``GET <prefix>/api/v1/health`` answers with the child's own
-pid: another server that happens to answer on that port is not taken for ours, and a
-child that dies first (a port taken meanwhile, a crash) is reported with the end of its
-log. Only then is ``<workspace>/sumlens-<port>.json`` written (atomically), so a pid file
-always names a server that answered.
+``start`` runs ``python -m sumlens serve --port=N --settings-on-stdin`` as a detached
+child (a session of its own, so closing the terminal or a Ctrl+C there does not reach it;
+stdout and stderr to ``<workspace>/sumlens-<port>.log``) and writes it the settings it
+checked, as JSON, on its stdin, then closes it: the child never parses them again.
+Everything that can be checked before the child exists is checked in the caller (the
+settings, a port already taken, our own server already there), so mistakes fail at once
+with one line. The caller then waits, with a bound, until ``GET <prefix>/api/v1/health``
+answers with the child's own pid: another server that happens to answer on that port is
+not taken for ours, and a child that dies first (a port taken meanwhile, a crash) is
+reported with the end of its log. Only then is ``<workspace>/sumlens-<port>.json``
+written (atomically), so a pid file always names a server that answered.
 
 A pid file is stale when its process is gone or is no longer ``sumlens serve`` on that
 port (pid reuse); whoever finds one removes it and says so. ``stop`` sends SIGTERM (the
@@ -37,11 +38,11 @@ import sys
 import tempfile
 import time
 import urllib.request
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from sumlens.board.settings import BoardSettings
+from sumlens.board.settings import SETTINGS_ON_STDIN, BoardSettings
 
 __all__ = [
     "DaemonError",
@@ -177,15 +178,17 @@ def start(settings: BoardSettings, *, wait: float = START_WAIT) -> Outcome:
             )
     check_port_free(settings)
     log = log_path(workspace, settings.port)
-    with open(log, "wb") as output, open(os.devnull, "rb") as nothing:
+    handed = replace(settings, workspace=workspace).to_json().encode()
+    with open(log, "wb") as output:
         child = subprocess.Popen(
-            _serve_command(settings, workspace),
-            stdin=nothing,
+            _serve_command(settings),
+            stdin=subprocess.PIPE,
             stdout=output,
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
     try:
+        _hand_over(child, handed)
         _wait_until_answering(child, settings, log, wait)
     except BaseException:
         _end_child(child)
@@ -231,27 +234,26 @@ def stop(workspace: Path, port: int | None = None, *, wait: float = STOP_WAIT) -
     return Outcome(server, notes, killed)
 
 
-def _serve_command(settings: BoardSettings, workspace: Path) -> list[str]:
-    """The child's command line: ``sumlens serve`` with the checked settings."""
-    command = [
+def _serve_command(settings: BoardSettings) -> list[str]:
+    """The child's command line: ``sumlens serve`` on the port, reading the rest of the
+    checked settings from stdin (the port stays in argv: ``ps`` and :func:`_is_server`
+    tell the server by it)."""
+    return [
         sys.executable,
         "-m",
         "sumlens",
         "serve",
-        f"--summary-base-dir={settings.base_dir}",
-        f"--host={settings.host}",
         f"--port={settings.port}",
-        f"--reload-interval={settings.reload_interval!r}",
-        f"--workspace={workspace}",
+        SETTINGS_ON_STDIN,
     ]
-    if settings.url_path_prefix:
-        command.append(f"--url-path-prefix={settings.url_path_prefix}")
-    if settings.allowed_hosts:
-        command.append(f"--allowed-hosts={','.join(settings.allowed_hosts)}")
-    if settings.samples_per_plugin:
-        caps = ",".join(f"{plugin}={cap}" for plugin, cap in settings.samples_per_plugin)
-        command.append(f"--samples-per-plugin={caps}")
-    return command
+
+
+def _hand_over(child: subprocess.Popen[bytes], settings: bytes) -> None:
+    """Write the settings to the child's stdin and close it (the child then reads EOF
+    there, as from ``/dev/null``); a child that died first is reported by the wait after."""
+    assert child.stdin is not None
+    with contextlib.suppress(BrokenPipeError), child.stdin:
+        child.stdin.write(settings)
 
 
 def _wait_until_answering(

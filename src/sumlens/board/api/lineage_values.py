@@ -1,11 +1,12 @@
 """One run's lineage as flat, typed fields: what the lineage view compares runs by.
 
-A run's ``_lineage`` files are read in MindInsight's order
-(:func:`~sumlens.board.mindinsight.jobs.mindinsight_order`) and merged as MindInsight
-merges them (:mod:`sumlens.board.mindinsight.lineage`): a train lineage or a dataset graph
-starts the lineage afresh, an evaluation lineage adds its metrics and validation data, and
-custom lineage records add their fields. Unlike MindInsight, a run holding custom lineage
-only (``sumlens.lineage.from_config``) is listed too.
+A run's ``_lineage`` files (their records, as the read surface hands them over:
+:meth:`~sumlens.board.data.surface.ReadSurface.record_file`; no file is opened here) are
+read in MindInsight's order (:func:`~sumlens.io.naming.mindinsight_order`) and merged as
+MindInsight merges them (:mod:`sumlens.board.mindinsight.lineage`): a train lineage or a
+dataset graph starts the lineage afresh, an evaluation lineage adds its metrics and
+validation data, and custom lineage records add their fields. Unlike MindInsight, a run
+holding custom lineage only (``sumlens.lineage.from_config``) is listed too.
 
 Every field keeps its type: numbers stay numbers (float32 fields as the shortest decimal
 that reads back the same, 0.01 rather than 0.009999999776), metric and custom fields
@@ -18,8 +19,8 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from sumlens._proto import lineage_pb2
@@ -88,12 +89,13 @@ class RunLineage:
         self.values, self.graph, self.extra_fields = {}, None, 0
 
 
-def read_run_lineage(directory: Path, names: list[str]) -> RunLineage | None:
-    """The lineage of the lineage files ``names`` of ``directory``, or None if they hold none."""
+def read_run_lineage(files: Mapping[str, RecordFile | None]) -> RunLineage | None:
+    """The lineage of a run's lineage files (each name with its records; None for a file the
+    run no longer has), or None if they hold none."""
     lineage = RunLineage()
     found = False
-    for name in mindinsight_order(names):
-        train, evaluation, graph, custom = _scan(directory / name, lineage.problems)
+    for name in mindinsight_order(list(files)):
+        train, evaluation, graph, custom = _scan(name, files[name], lineage.problems)
         if train is not None or graph is not None:
             lineage.reset()
         for info in custom:
@@ -109,15 +111,20 @@ def read_run_lineage(directory: Path, names: list[str]) -> RunLineage | None:
     return lineage if found else None
 
 
-def _scan(path: Path, problems: list[str]) -> tuple[Any, Any, Any, list[Any]]:
-    """The last train lineage, evaluation lineage and dataset graph of a file, and all of
-    its custom lineage records."""
+def _scan(
+    name: str, records: RecordFile | None, problems: list[str]
+) -> tuple[Any, Any, Any, list[Any]]:
+    """The last train lineage, evaluation lineage and dataset graph of file ``name`` (its
+    ``records``), and all of its custom lineage records."""
     last: dict[str, Any] = {}
     custom: list[Any] = []
+    if records is None:
+        problems.append(f"{name}: the run no longer has this file")
+        return None, None, None, custom
     stats = ReadStats()
     undecodable = 0
     try:
-        for payload in RecordFile(path).read_payloads(stats):
+        for payload in records.read_payloads(stats):
             try:
                 event = lineage_pb2.LineageEvent.FromString(payload)
             except Exception:  # protobuf's DecodeError: not a lineage event
@@ -129,10 +136,10 @@ def _scan(path: Path, problems: list[str]) -> tuple[Any, Any, Any, list[Any]]:
             elif kind in ("train_lineage", "evaluation_lineage", "dataset_graph"):
                 last[kind] = getattr(event, kind)
     except (OSError, NotAnEventFileError) as err:
-        problems.append(f"{path.name}: {type(err).__name__}: {err}")
+        problems.append(f"{name}: {type(err).__name__}: {err}")
     bad = undecodable + stats.corrupt_records
     if bad:
-        problems.append(f"{path.name}: {bad} record(s) could not be read")
+        problems.append(f"{name}: {bad} record(s) could not be read")
     return (
         last.get("train_lineage"),
         last.get("evaluation_lineage"),

@@ -1,0 +1,96 @@
+"""Every plugin the dashboard serves, declared once: the lists the server needs derive from here.
+
+A plugin is named by the ``Event.plugin`` the readers give its values
+(:data:`sumlens.io.PLUGINS`; how each file format names it is the readers' business:
+:mod:`sumlens.io.decode`). Its declaration says how many values a series keeps by default
+(``--samples-per-plugin`` changes it) and which routes serve it. Routes are named by import
+path (``"module:factory"``), not imported: this module stays light, so the settings,
+``sumlens start`` and ``sumlens --version`` read it without loading the web framework;
+:func:`sumlens.board.server.app.create_app` imports each named factory once and includes
+its routes. Adding a plugin is one line in :data:`PLUGINS` (see ``docs/adding-a-plugin.md``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+SHARED_ROUTES = "sumlens.board.api.plugins:make_plugin_router"
+"""``/samples``, ``/message`` and the image, histogram and tensor routes."""
+
+
+@dataclass(frozen=True)
+class Plugin:
+    """One plugin: its name, the values a series keeps by default, the routes serving it.
+
+    ``cap`` None: every value is kept (scalars, served downsampled by the core routes);
+    ``router`` None: only the core routes serve it (:mod:`sumlens.board.api.runs`);
+    ``message``: its values are protobuf messages (``/api/v1/message`` gives them as JSON).
+    """
+
+    name: str
+    cap: int | None
+    router: str | None
+    message: bool = False
+
+    @property
+    def router_module(self) -> str | None:
+        """The module of :attr:`router` (None without one)."""
+        return None if self.router is None else self.router.partition(":")[0]
+
+
+PLUGINS: tuple[Plugin, ...] = (
+    Plugin("scalar", cap=None, router=None),
+    Plugin("image", cap=10, router=SHARED_ROUTES),
+    Plugin("histogram", cap=500, router=SHARED_ROUTES),
+    Plugin("tensor", cap=10, router=SHARED_ROUTES),
+    Plugin("graph", cap=10, router="sumlens.board.api.graph:make_graph_router", message=True),
+    Plugin(
+        "landscape",
+        cap=100,
+        router="sumlens.board.api.landscape:make_landscape_router",
+        message=True,
+    ),
+    Plugin(
+        "dataset_graph",
+        cap=10,
+        router="sumlens.board.api.lineage:make_lineage_router",
+        message=True,
+    ),
+    Plugin(
+        "train_lineage",
+        cap=100,
+        router="sumlens.board.api.lineage:make_lineage_router",
+        message=True,
+    ),
+    Plugin(
+        "eval_lineage",
+        cap=100,
+        router="sumlens.board.api.lineage:make_lineage_router",
+        message=True,
+    ),
+    Plugin(
+        "custom_lineage_data",
+        cap=100,
+        router="sumlens.board.api.lineage:make_lineage_router",
+        message=True,
+    ),
+)
+"""Every plugin, in the order the API lists them (TensorBoard's caps for images,
+histograms and tensors)."""
+
+DEFAULT_CAPS: dict[str, int] = {p.name: p.cap for p in PLUGINS if p.cap is not None}
+"""Values kept per series by default, for each plugin whose values are sampled."""
+SAMPLED: tuple[str, ...] = tuple(DEFAULT_CAPS)
+"""Plugins whose series keep a sample of their values (``/api/v1/samples``)."""
+MESSAGE_PLUGINS: tuple[str, ...] = tuple(p.name for p in PLUGINS if p.message)
+"""Plugins whose values are protobuf messages."""
+
+
+def routers() -> tuple[str, ...]:
+    """The distinct ``"module:factory"`` routes of the plugins, in declaration order."""
+    return tuple(dict.fromkeys(p.router for p in PLUGINS if p.router is not None))
+
+
+def served_by(module: str) -> tuple[str, ...]:
+    """The plugins whose declared routes live in ``module`` (a route module's ``__name__``)."""
+    return tuple(p.name for p in PLUGINS if p.router_module == module)
