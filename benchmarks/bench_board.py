@@ -15,8 +15,13 @@ row times and why):
     re-open, the scalars API on a 1M-point series, the server's peak memory; then, in
     Chromium driven by Playwright over 10,000 small runs: every run listed, first paint of
     the run list, scrolling.
+(d) *Many tags, many runs* (issue 26), against TensorBoard in interleaved rounds: 1 run x
+    12,345 tags x 50 steps (every tag listed, one series served) and 1,000 runs x 10 tags
+    x 200 steps (every run loaded), cold starts of both; 10,000 tiny runs fully loaded
+    (sumlens alone: under 5 s); and the CPU share of a server idling over 20,000 empty
+    sub-directories. ``--before SRC`` adds another checkout's sumlens as a contender.
 
-Usage: ``.venv/bin/python benchmarks/bench_board.py [--quick] [--only a|b] [--rounds 5]``.
+Usage: ``.venv/bin/python benchmarks/bench_board.py [--quick] [--only a|b|c|d] [--rounds 5]``.
 Data is generated once under ``benchmarks/data/board/``; raw timings go to
 ``benchmarks/results/bench_board.json``.
 """
@@ -26,10 +31,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
-import hashlib
 import json
 import os
-import platform
 import shutil
 import signal
 import socket
@@ -38,37 +41,55 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
 from importlib import resources
-from importlib.metadata import PackageNotFoundError
-from importlib.metadata import version as dist_version
 from pathlib import Path
 from typing import Any
 
-import bench_read
 import httpx
+import idle_workloads
 import numpy as np
 import orjson
-from bench_read import DATA_DIR, FILE_TIME, RESULTS_DIR, STEP_SECONDS, TAGS, WALL0, Spec
+import scale_workloads
+from _browser import CHROMIUM, CHROMIUM_ARGS
+from _data import (
+    DATA_DIR,
+    FILE_NAMES,
+    LOSS_TAG,
+    RESULTS_DIR,
+    TAGS,
+    Progress,
+    Spec,
+    cached_dir,
+    ensure_data,
+    write_one_tag,
+    write_ten_tags,
+)
+from _data import KINDS as FORMATS
+from _data_server import Unavailable, server_binary, time_data_server
+from _harness import (
+    SERVE_CODE,
+    Table,
+    Unit,
+    commit_facts,
+    fingerprint,
+    fmt_s,
+    fmt_x,
+    machine_facts,
+    module_fingerprint,
+    run_rounds,
+    same_round_pairs,
+    spread_rounds,
+    summary,
+    verdict,
+)
 from board_plugin_data import PluginShape, write_plugin_run
-
-from sumlens._proto import summary_pb2, tensorboard_pb2
-from sumlens.io import RecordWriter
 
 BOARD_DATA = DATA_DIR / "board"
 GENERATOR_VERSION = 1
 """Bump when the generated base directories change, so cached ones are rebuilt."""
 SEED = 20_251_126
-LOSS_TAG = "loss"
-FILE_NAMES = {
-    "tensorboard": f"events.out.tfevents.{FILE_TIME}.bench",
-    "summary": f"events.out.events.summary.{FILE_TIME}.0.bench_MS",
-}
-FORMATS = {"tb": "tensorboard", "ms": "summary"}
-"""Directory name of each format in the generated base directories -> file kind."""
-
 POLL_S = 0.02
 """Pause between polls of a listing (sumlens' /runs, TensorBoard's tags), for every server."""
 SLOW_POLL_S = 0.25
@@ -86,17 +107,11 @@ MI_SAMPLES = 1_000
 MINDINSIGHT_BIN = Path(
     os.environ.get("MINDINSIGHT_BIN", "~/.cache/sumlens/mindinsight-venv/bin/mindinsight")
 ).expanduser()
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 ROW_SELECTOR = ".run-row:not([hidden])"
-"""The run list's rows as ``static/runlist.js`` draws them (pooled; unused ones are hidden)."""
-NOISE_TIE = bench_read.NOISE_TIE
+"""The run list's rows as ``static/runs/runlist.js`` draws them (pooled; unused ones are hidden)."""
+
+FASTSCAN = "sumlens.io._fastscan"
+"""The reader's numba module: a change during the run means the servers compiled."""
 
 TARGETS = {
     "tensorboard": 3.0,  # TensorBoard time / sumlens time
@@ -116,106 +131,6 @@ TARGETS = {
 # --------------------------------------------------------------------------------------
 # Test data
 # --------------------------------------------------------------------------------------
-
-
-def write_one_tag(path: Path, kind: str, steps: int, seed: int) -> None:
-    """One series ``LOSS_TAG`` of ``steps`` points (a noisy decaying curve), TB or MindSpore.
-
-    ``bench_read``'s writers always write its ten tags; files of one series are written
-    here the same way (protobuf messages framed by ``RecordWriter``), one event per step.
-    """
-    rng = np.random.default_rng(seed)
-    t = np.arange(steps, dtype=np.float64) / max(steps, 1)
-    values = (np.exp(-3.0 * t) + 0.05 * rng.standard_normal(steps)).astype(np.float32).tolist()
-    walls = (WALL0 + np.arange(steps, dtype=np.float64) * STEP_SECONDS).tolist()
-    with RecordWriter(path) as writer:
-        if kind == "tensorboard":
-            tb = tensorboard_pb2
-            writer.write(
-                tb.Event(wall_time=WALL0, file_version="brain.Event:2").SerializeToString()
-            )
-            for step in range(steps):
-                event = tb.Event(wall_time=walls[step], step=step)
-                event.summary.value.add(tag=LOSS_TAG, simple_value=values[step])
-                writer.write(event.SerializeToString())
-        else:
-            ms = summary_pb2
-            writer.write(ms.Event(wall_time=WALL0, version="MindSpore.Event:1").SerializeToString())
-            for step in range(steps):
-                event = ms.Event(wall_time=walls[step], step=step)
-                event.summary.value.add(tag=LOSS_TAG, scalar_value=values[step])
-                writer.write(event.SerializeToString())
-
-
-def write_ten_tags(path: Path, kind: str, spec: Spec) -> None:
-    """``bench_read``'s ten tags (and histograms, if ``spec`` has any) in one file."""
-    if kind == "tensorboard":
-        bench_read._write_tensorboard(path, spec)
-    else:
-        bench_read._write_mindspore(path, spec)
-
-
-def _listing(root: Path) -> tuple[int, int]:
-    """Event files under ``root`` and their total bytes (the manifest itself excluded)."""
-    files = size = 0
-    for directory, _, names in os.walk(root):
-        for name in names:
-            if name != "manifest.json":
-                files += 1
-                size += os.stat(os.path.join(directory, name)).st_size
-    return files, size
-
-
-def cached_dir(root: Path, wanted: dict[str, Any], build: Callable[[Path], None]) -> Path:
-    """``root``, rebuilt by ``build(staging)`` unless its manifest matches ``wanted``.
-
-    Like ``bench_read.ensure_data``: built in a staging directory and renamed into place,
-    so an interrupted build never passes for a complete one.
-    """
-    try:
-        saved = json.loads((root / "manifest.json").read_text())
-        if saved["wanted"] == wanted and list(_listing(root)) == [saved["files"], saved["bytes"]]:
-            return root
-    except (OSError, ValueError, KeyError):
-        pass
-    print(f"generating {root} ...", flush=True)
-    started = time.perf_counter()
-    if root.exists():
-        shutil.rmtree(root)
-    staging = root.with_name(f".{root.name}.staging")
-    if staging.exists():
-        shutil.rmtree(staging)
-    staging.mkdir(parents=True)
-    build(staging)
-    files, size = _listing(staging)
-    manifest = {"wanted": wanted, "files": files, "bytes": size}
-    (staging / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
-    staging.rename(root)
-    took = time.perf_counter() - started
-    print(f"  done in {took:.1f} s: {files:,} files, {size / 1e6:.1f} MB", flush=True)
-    return root
-
-
-class Progress:
-    """Prints how far a long generation got, about every ``every`` seconds."""
-
-    def __init__(self, total: int, what: str, every: float = 5.0) -> None:
-        self.total, self.what, self.every = total, what, every
-        self.started = self.last = time.perf_counter()
-        self.done = self.points = 0
-
-    def step(self, points: int) -> None:
-        """One more item (of ``points`` points) written."""
-        self.done += 1
-        self.points += points
-        now = time.perf_counter()
-        if now - self.last >= self.every or self.done == self.total:
-            self.last = now
-            print(
-                f"  {self.what}: {self.done:,}/{self.total:,}, {self.points / 1e6:.1f}M points, "
-                f"{now - self.started:.0f} s",
-                flush=True,
-            )
 
 
 @dataclass(frozen=True)
@@ -254,7 +169,7 @@ class Anchor:
 def anchors(quick: bool) -> list[Anchor]:
     """The three files of table (a), generated if missing (``--quick``: 2,000 steps)."""
     spec = Spec(steps=2_000, histograms=4) if quick else Spec()
-    data = bench_read.ensure_data("quick" if quick else "full", spec)
+    data = ensure_data("quick" if quick else "full", spec)
     steps = spec.steps
 
     def build(staging: Path) -> None:
@@ -506,14 +421,6 @@ def sumlens_serve_wired() -> bool:
     return done.returncode == 0
 
 
-SERVE_CODE = (
-    "import sys\n"
-    "from sumlens.board.server.serve import serve\n"
-    "from sumlens.board.settings import BoardSettings\n"
-    "serve(BoardSettings.create(sys.argv[1], port=int(sys.argv[2]), workspace=sys.argv[3]))\n"
-)
-
-
 def serve_command(base_dir: Path, port: int, workspace: Path) -> list[str]:
     """``sumlens serve ...``, or the same through ``python -c`` if the CLI lacks ``serve``."""
     if sumlens_serve_wired():
@@ -685,10 +592,10 @@ def time_tensorboard(procs: Processes, anchor: Anchor) -> dict[str, dict[str, An
     return {f"{anchor.key}/tensorboard": result}
 
 
-def time_data_server(anchor: Anchor) -> dict[str, dict[str, Any]]:
+def time_data_server_alone(anchor: Anchor) -> dict[str, dict[str, Any]]:
     """The Rust data server alone, over gRPC, as ``bench_read`` times it (its own cleanup)."""
     assert anchor.spec is not None
-    return {f"{anchor.key}/data_server": bench_read.time_data_server(anchor.base_dir, anchor.spec)}
+    return {f"{anchor.key}/data_server": time_data_server(anchor.base_dir, anchor.spec)}
 
 
 def mindinsight_env() -> dict[str, str]:
@@ -779,31 +686,13 @@ def time_imports() -> dict[str, dict[str, Any]]:
     return {"info/import": {"seconds": middle - started, "python_s": done - middle}}
 
 
-@dataclass
-class Unit:
-    """What runs as one step of a round: one contender, or sumlens' cold-then-warm pair."""
-
-    name: str
-    run: Callable[[], dict[str, dict[str, Any]]]
-    rounds: set[int]
-
-
-@dataclass
-class Table:
-    """The timings of table (a): per row key, one result per round it ran in."""
-
-    results: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    failures: dict[str, list[str]] = field(default_factory=dict)
-    unavailable: dict[str, str] = field(default_factory=dict)
-
-
 def build_units(
     procs: Processes, files: list[Anchor], args: argparse.Namespace, table: Table
 ) -> list[Unit]:
     """The contenders of table (a) and the rounds each runs in."""
     every = set(range(args.rounds))
-    mi_rounds = bench_read.spread(args.mi_rounds, args.rounds)
-    cold_rounds = bench_read.spread(args.cold_numba_rounds, args.rounds, args.rounds // 2)
+    mi_rounds = spread_rounds(args.mi_rounds, args.rounds)
+    cold_rounds = spread_rounds(args.cold_numba_rounds, args.rounds, args.rounds // 2)
     units = [Unit("info/import", time_imports, every)]
     for anchor in files:
         units.append(Unit(f"{anchor.key}/sumlens", lambda a=anchor: sumlens_pair(procs, a), every))
@@ -821,12 +710,16 @@ def build_units(
                 )
             )
             try:
-                bench_read._server_binary()
-            except (ImportError, bench_read.Unavailable) as err:
+                server_binary()
+            except (ImportError, Unavailable) as err:
                 table.unavailable[f"{anchor.key}/data_server"] = f"no data server: {err}"
             else:
                 units.append(
-                    Unit(f"{anchor.key}/data_server", lambda a=anchor: time_data_server(a), every)
+                    Unit(
+                        f"{anchor.key}/data_server",
+                        lambda a=anchor: time_data_server_alone(a),
+                        every,
+                    )
                 )
         elif not os.access(MINDINSIGHT_BIN, os.X_OK):
             table.unavailable[f"{anchor.key}/mindinsight"] = f"{MINDINSIGHT_BIN} not found"
@@ -846,29 +739,6 @@ def _brief(result: dict[str, Any]) -> str:
     if result.get("timed_out"):
         return f"> {result['cap_s']:.0f}"
     return f"{result['seconds']:.2f}"
-
-
-def run_rounds(units: list[Unit], rounds: int, table: Table) -> None:
-    """Every unit once per round it belongs to, in an order rotated by one place per round."""
-    for r in range(rounds):
-        active = [unit for unit in units if r in unit.rounds]
-        order = active[r % len(active) :] + active[: r % len(active)]
-        started = time.perf_counter()
-        line = []
-        for unit in order:
-            try:
-                results = unit.run()
-            except Exception as err:  # a failed contender is reported; the others go on
-                message = f"round {r + 1}: {type(err).__name__}: {err}"
-                table.failures.setdefault(unit.name, []).append(message)
-                print(f"  {unit.name} FAILED {message}", flush=True)
-                continue
-            for key, result in results.items():
-                result["round"] = r
-                table.results.setdefault(key, []).append(result)
-                line.append(f"{key} {_brief(result)}")
-        took = time.perf_counter() - started
-        print(f"round {r + 1}/{rounds} ({took:.0f} s): " + ", ".join(line), flush=True)
 
 
 ROW_LABELS = {
@@ -909,16 +779,6 @@ def _seconds(result: dict[str, Any]) -> float:
     return result["cap_s"] if result.get("timed_out") else result["seconds"]
 
 
-def _fmt_s(seconds: float) -> str:
-    """Seconds with three decimals below 10 s, one above."""
-    return f"{seconds:.3f}" if seconds < 10 else f"{seconds:.1f}"
-
-
-def _fmt_x(ratio: float) -> str:
-    """A ratio with two decimals below 10x, one above."""
-    return f"{ratio:.2f}x" if ratio < 10 else f"{ratio:.1f}x"
-
-
 def _median_of(results: list[dict[str, Any]], key: str) -> float | None:
     """The median of ``key`` over the results that have it."""
     values = [r[key] for r in results if r.get(key) is not None]
@@ -950,20 +810,6 @@ def _notes(key: str, results: list[dict[str, Any]]) -> str:
     return "; ".join(parts)
 
 
-def verdict(values: list[float], target: float | None, capped: bool) -> str:
-    """MET in every round / met by the median / NOT MET; ties under 1.3x when no target."""
-    median = statistics.median(values)
-    if target is None:
-        return "tie (< 1.3x)" if 1 / NOISE_TIE < median < NOISE_TIE else ""
-    if min(values) >= target:
-        return "MET (every round)"
-    if median >= target:
-        return "met (median; not every round)"
-    if capped:
-        return "undetermined (MindInsight hit the cap: a lower bound)"
-    return "NOT MET"
-
-
 def report_a(files: list[Anchor], table: Table, args: argparse.Namespace) -> dict[str, Any]:
     """Print table (a) and its per-round ratios; return them for the JSON."""
     print()
@@ -987,11 +833,11 @@ def report_a(files: list[Anchor], table: Table, args: argparse.Namespace) -> dic
             values = [_seconds(r) for r in results]
             capped = any(r.get("timed_out") for r in results)
             gt = "> " if capped else ""
-            stats = bench_read.summary(values)
+            stats = summary(values)
             assert stats is not None
             print(
-                f"| {anchor.key} | {label} | {stats['n']} | {gt}{_fmt_s(stats['median'])} | "
-                f"{_fmt_s(stats['min'])} - {gt}{_fmt_s(stats['max'])} | {_notes(key, results)} |"
+                f"| {anchor.key} | {label} | {stats['n']} | {gt}{fmt_s(stats['median'])} | "
+                f"{fmt_s(stats['min'])} - {gt}{fmt_s(stats['max'])} | {_notes(key, results)} |"
             )
             rows.append({"key": key, "label": label, "summary": stats, "capped": capped})
     info = table.results.get("info/import", [])
@@ -1012,23 +858,23 @@ def report_a(files: list[Anchor], table: Table, args: argparse.Namespace) -> dic
     print("|---|---|---:|---:|---:|---:|---|")
     ratios = []
     for file_key, slow, fast, target_key in RATIOS:
-        slow_results = {r["round"]: r for r in table.results.get(f"{file_key}/{slow}", [])}
-        fast_results = table.results.get(f"{file_key}/{fast}", [])
-        pairs = [(slow_results[r["round"]], r) for r in fast_results if r["round"] in slow_results]
+        pairs = same_round_pairs(
+            table.results.get(f"{file_key}/{slow}", []), table.results.get(f"{file_key}/{fast}", [])
+        )
         if not pairs:
             continue
         values = [_seconds(s) / f["seconds"] for s, f in pairs]
         capped = any(s.get("timed_out") for s, _ in pairs)
         target = TARGETS[target_key] if target_key else None
-        stats = bench_read.summary(values)
+        stats = summary(values)
         assert stats is not None
         what = f"{SHORT_NAMES[slow]} / {SHORT_NAMES[fast]}"
         gt = "> " if capped else ""
         target_text = f">= {target:g}x" if target else "-"
         outcome = verdict(values, target, capped)
         print(
-            f"| {file_key} | {what} | {target_text} | {gt}{_fmt_x(stats['median'])} | "
-            f"{gt}{_fmt_x(stats['min'])} - {gt}{_fmt_x(stats['max'])} | {stats['n']} | "
+            f"| {file_key} | {what} | {target_text} | {gt}{fmt_x(stats['median'])} | "
+            f"{gt}{fmt_x(stats['min'])} - {gt}{fmt_x(stats['max'])} | {stats['n']} | "
             f"{outcome} |"
         )
         ratios.append(
@@ -1407,7 +1253,7 @@ def report_b(scale: dict[str, Any], shape: Shape) -> list[dict[str, Any]]:
         rows.append({"what": what, "target": target, "value": value, "met": met})
 
     def spread_s(values: list[float]) -> str:
-        low, mid, high = (_fmt_s(v) for v in (min(values), statistics.median(values), max(values)))
+        low, mid, high = (fmt_s(v) for v in (min(values), statistics.median(values), max(values)))
         return f"{mid} s ({low} - {high}, n={len(values)})"
 
     print()
@@ -1806,15 +1652,6 @@ def report_c(result: dict[str, Any], shape: Shape, plugins: PluginShape) -> list
 # --------------------------------------------------------------------------------------
 
 
-def fingerprint(paths: Iterator[Path]) -> str:
-    """sha256 over files' names and bytes: tells whether code changed during the run."""
-    digest = hashlib.sha256()
-    for path in sorted(paths):
-        digest.update(str(path).encode())
-        digest.update(path.read_bytes())
-    return digest.hexdigest()
-
-
 def board_fingerprint() -> str:
     """Of the dashboard's code and pages (another engineer edits them while we measure)."""
     root = Path(str(resources.files("sumlens.board")))
@@ -1835,42 +1672,98 @@ def prime_numba() -> None:
 
 def machine_meta() -> dict[str, Any]:
     """Versions, machine and commit, for the JSON."""
-
-    def dist(name: str) -> str | None:
-        try:
-            return dist_version(name)
-        except PackageNotFoundError:
-            return None
-
     mi_dists = sorted(MINDINSIGHT_BIN.parent.parent.glob("lib/python*/site-packages/mindinsight-*"))
-    commit = subprocess.run(
-        ["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=False
-    ).stdout.strip()
-    dirty = subprocess.run(
-        ["git", "status", "--porcelain", "src"], capture_output=True, text=True, check=False
-    ).stdout
+    packages = ("sumlens", "numba", "fastapi", "uvicorn", "orjson", "httpx", "tensorboard")
     return {
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "python": sys.version.split()[0],
-        "platform": platform.platform(),
-        "cpus": os.cpu_count(),
-        "commit": commit,
-        "src_uncommitted": dirty.splitlines(),
-        "versions": {
-            name: dist(name)
-            for name in (
-                "sumlens",
-                "numba",
-                "fastapi",
-                "uvicorn",
-                "orjson",
-                "httpx",
-                "tensorboard",
-                "tensorboard-data-server",
-                "playwright",
-            )
-        },
+        **machine_facts((*packages, "tensorboard-data-server", "playwright")),
+        **commit_facts(),
         "mindinsight": mi_dists[0].name if mi_dists else None,
+    }
+
+
+# ---- (d) many tags, many runs -------------------------------------------------------------
+
+SCALE_TARGET = 2.0
+"""TensorBoard's time over sumlens' on the tags and runs workloads (issue 26)."""
+TINY_TARGET_S = 5.0
+"""Seconds for 10,000 tiny runs to be fully loaded after a cold start (issue 26)."""
+
+
+def scale_units(args: argparse.Namespace) -> list[Unit]:
+    """One unit per (contender, workload) of table (d): TensorBoard and sumlens (and the
+    ``--before`` checkout's sumlens) on ``tags`` and ``runs``, sumlens on ``tiny``."""
+    every = set(range(args.scale_d_rounds))
+    before = {"PYTHONPATH": str(args.before)} if args.before else None
+    units = []
+    for name, workload in scale_workloads.WORKLOADS.items():
+        contenders: list[tuple[str, Callable[[], dict[str, Any]]]] = [
+            ("sumlens", functools.partial(scale_workloads.time_sumlens, workload))
+        ]
+        if before is not None:
+            run_before = functools.partial(scale_workloads.time_sumlens, workload, before)
+            contenders.append(("before", run_before))
+        if name != "tiny":
+            contenders.append(
+                ("tensorboard", functools.partial(scale_workloads.time_tensorboard, workload))
+            )
+        for who, run in contenders:
+            key = f"{name}/{who}"
+            units.append(Unit(key, lambda run=run, key=key: {key: run()}, every))
+    return units
+
+
+def report_d(table: Table, idle: dict[str, list[float]]) -> list[dict[str, Any]]:
+    """Print table (d): medians and ranges per row, per-round ratios against TensorBoard."""
+    print("\n(d) many tags, many runs: seconds from launch (median, range), cold starts")
+    rows = []
+    for name in scale_workloads.WORKLOADS:
+        for who in ("tensorboard", "before", "sumlens"):
+            found = [r["seconds"] for r in table.results.get(f"{name}/{who}", [])]
+            if not found:
+                continue
+            row = {"workload": name, "contender": who, **(summary(found) or {})}
+            line = f"  {name:5} {who:12} {fmt_s(row['median'])} s ({fmt_s(row['min'])}-"
+            line += f"{fmt_s(row['max'])})"
+            tb = table.results.get(f"{name}/tensorboard", [])
+            if who == "sumlens" and tb:
+                ratios = [
+                    slow["seconds"] / fast["seconds"]
+                    for slow, fast in same_round_pairs(tb, table.results[f"{name}/sumlens"])
+                ]
+                row["ratio"] = summary(ratios)
+                row["verdict"] = verdict(ratios, SCALE_TARGET)
+                line += f"  TensorBoard / sumlens {fmt_x(statistics.median(ratios))}"
+                line += f" ({fmt_x(min(ratios))}-{fmt_x(max(ratios))}): {row['verdict']}"
+            if who == "sumlens" and name == "tiny":
+                row["verdict"] = verdict([TINY_TARGET_S / s for s in found], 1.0)
+                line += f"  under {TINY_TARGET_S:.0f} s: {row['verdict']}"
+            print(line)
+            rows.append(row)
+    for who, shares in idle.items():
+        median = statistics.median(shares)
+        print(f"  idle over 20,000 empty directories, {who}: {median:.1%} of a core (median)")
+        rows.append({"workload": "idle", "contender": who, **(summary(shares) or {})})
+    return rows
+
+
+def run_scale_d(args: argparse.Namespace) -> dict[str, Any]:
+    """Table (d): the scale rounds, then the idle cost (sumlens, and ``--before``)."""
+    for workload in scale_workloads.WORKLOADS.values():
+        scale_workloads.ensure(workload)
+    table = Table()
+    run_rounds(scale_units(args), args.scale_d_rounds, table)
+    idle: dict[str, list[float]] = {}
+    tree = idle_workloads.empty_tree()
+    sources = {"sumlens": None, **({"before": str(args.before)} if args.before else {})}
+    for _ in range(args.idle_rounds):
+        for who, source in sources.items():
+            result = idle_workloads.idle_cpu_share(tree, pythonpath=source)
+            idle.setdefault(who, []).append(result.share)
+    return {
+        "results": table.results,
+        "failures": table.failures,
+        "idle": idle,
+        "rows": report_d(table, idle),
     }
 
 
@@ -1913,7 +1806,21 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--dashboard-opens", type=int, default=5, help="opens of the plugin dashboard (5)"
     )
-    parser.add_argument("--only", choices=("a", "b", "c"), help="run only table (a), (b) or (c)")
+    parser.add_argument(
+        "--only", choices=("a", "b", "c", "d"), help="run only table (a), (b), (c) or (d)"
+    )
+    parser.add_argument(
+        "--scale-d-rounds", type=int, default=5, help="interleaved rounds of table (d) (5)"
+    )
+    parser.add_argument(
+        "--idle-rounds", type=int, default=2, help="idle measurements of table (d) (2)"
+    )
+    parser.add_argument(
+        "--before",
+        type=Path,
+        default=None,
+        help="the src folder of another checkout, timed beside this one in table (d)",
+    )
     parser.add_argument(
         "--quick",
         action="store_true",
@@ -1968,7 +1875,7 @@ def main(argv: list[str] | None = None) -> int:
     for anchor in files:  # page cache
         for path in anchor.base_dir.iterdir():
             path.read_bytes()
-    code_before = board_fingerprint(), bench_read.source_fingerprint()
+    code_before = board_fingerprint(), module_fingerprint(FASTSCAN)
     meta["load_average_before"] = os.getloadavg()
     print(f"load average (1, 5, 15 min) before: {meta['load_average_before']}", flush=True)
     procs = Processes()
@@ -1977,7 +1884,7 @@ def main(argv: list[str] | None = None) -> int:
         if files:
             table = Table()
             units = build_units(procs, files, args, table)
-            run_rounds(units, args.rounds, table)
+            run_rounds(units, args.rounds, table, brief=_brief)
             out["a"] = {
                 "files": {a.key: {"label": a.label, "base_dir": str(a.base_dir)} for a in files},
                 "results": table.results,
@@ -1993,13 +1900,16 @@ def main(argv: list[str] | None = None) -> int:
         if args.only in (None, "c"):
             result = run_plugins(procs, shape, plugins, args)
             out["c"] = {**result, "rows": report_c(result, shape, plugins)}
+            save(out, args.out)
+        if args.only in (None, "d"):
+            out["d"] = run_scale_d(args)
     finally:
         procs.close()
     meta["total_s"] = time.perf_counter() - started
     meta["load_average_after"] = os.getloadavg()
     took, load = meta["total_s"], meta["load_average_after"]
     print(f"\ntimed part took {took:.0f} s; load average (1, 5, 15 min) after: {load}")
-    if (board_fingerprint(), bench_read.source_fingerprint()) != code_before:
+    if (board_fingerprint(), module_fingerprint(FASTSCAN)) != code_before:
         meta["code_changed_during_run"] = True
         print("WARNING: src/sumlens/board or _fastscan.py changed during the run: run again.")
     save(out, args.out)

@@ -82,6 +82,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from _harness import quartiles
 from torch import nn
 
 import sumlens
@@ -485,13 +486,6 @@ def split_times(times: RunTimes, warmup: int) -> tuple[float, float]:
     per_step = statistics.fmean(steps[warmup:])
     one_time = times.setup + sum(steps[:warmup]) - warmup * per_step
     return per_step, one_time
-
-
-def quartiles(values: list[float]) -> tuple[float, float, float]:
-    if len(values) < 2:
-        return values[0], values[0], values[0]
-    q1, q2, q3 = statistics.quantiles(values, n=4, method="inclusive")
-    return q1, q2, q3
 
 
 def main() -> None:

@@ -135,6 +135,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from _harness import quartile_summary
 from torch import nn
 from torch.utils.data import DataLoader, RandomSampler, TensorDataset
 
@@ -997,18 +998,6 @@ def ratio_specs() -> list[Ratio]:
     return specs
 
 
-def quartiles(values: list[float]) -> tuple[float, float, float]:
-    if len(values) < 2:
-        return values[0], values[0], values[0]
-    q1, q2, q3 = statistics.quantiles(values, n=4, method="inclusive")
-    return q1, q2, q3
-
-
-def spread(values: list[float]) -> dict[str, float]:
-    q1, median, q3 = quartiles(values)
-    return {"median": median, "q1": q1, "q3": q3, "min": min(values), "max": max(values)}
-
-
 def per_round_ratios(spec: Ratio, runs: dict[str, list[dict[str, Any]]]) -> list[float]:
     if spec.numerator not in runs or spec.denominator not in runs:
         return []
@@ -1309,7 +1298,7 @@ def report(
     row_summary: dict[str, Any] = {}
     for row in rows:
         values = [r["per_unit"] * 1e3 for r in runs[row.name]]
-        stats = spread(values)
+        stats = quartile_summary(values)
         flush = statistics.median(r["flush_seconds"] * 1e3 for r in runs[row.name])
         sync = syncs.get(row.name)
         sync_text = "-" if sync is None else f"{sync['main_per_unit']:.2f}"
@@ -1339,7 +1328,7 @@ def report(
         values = per_round_ratios(spec, runs)
         if not values:
             continue
-        stats = spread(values)
+        stats = quartile_summary(values)
         verdict = ""
         if spec.target is not None:
             if not judged:

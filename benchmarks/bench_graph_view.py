@@ -16,11 +16,11 @@ and the machine's load average (other work on the machine slows the numbers).
 
 (c) Flat scopes: ``Default`` holding 200, 500, 1,000 and 2,000 operators directly, chained
     as in (a), of four operator types in turn. The page groups a scope's direct nodes by
-    type above 200 of them (static/graph_model.js), so the first drawing shows ``Default``
+    type above 200 of them (static/graph/graph_model.js), so the first drawing shows ``Default``
     open into four groups; the second table times opening the Conv2D group (a quarter of
     the scope; with 200 operators, not grouped, the scope itself) by double-clicking its
     box, until its drawing is on screen. Graphviz's time goes there (it runs in a Web
-    Worker, see static/graph_layout.js). The ``onetype`` rows are the same scopes with one
+    Worker, see static/graph/graph_layout.js). The ``onetype`` rows are the same scopes with one
     operator type: their one group holds the whole chain, so they time Graphviz on a flat
     scope of that many nodes.
 
@@ -42,7 +42,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import torch
-from bench_board import CHROMIUM, CHROMIUM_ARGS
+from _browser import CHROMIUM, CHROMIUM_ARGS
 from playwright.sync_api import sync_playwright
 
 from sumlens import SummaryRecord

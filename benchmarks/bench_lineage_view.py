@@ -30,7 +30,7 @@ import urllib.request
 from pathlib import Path
 
 import numpy as np
-from bench_board import CHROMIUM, CHROMIUM_ARGS
+from _browser import CHROMIUM, CHROMIUM_ARGS
 from playwright.sync_api import Page, sync_playwright
 
 from sumlens._proto import lineage_pb2

@@ -22,12 +22,10 @@ from __future__ import annotations
 
 import argparse
 import gc
-import hashlib
 import importlib
 import importlib.util
 import json
 import os
-import platform
 import shutil
 import statistics
 import subprocess
@@ -36,44 +34,30 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 
 import crc32c
 import numpy as np
-
-from sumlens._proto import summary_pb2, tensorboard_pb2
-from sumlens.io import RecordWriter, read_scalars
-
-BENCH_DIR = Path(__file__).resolve().parent
-DATA_DIR = BENCH_DIR / "data"
-RESULTS_DIR = BENCH_DIR / "results"
-
-GENERATOR_VERSION = 1
-"""Bump when the generated content changes, so cached files are rebuilt."""
-
-TAGS = (
-    "train_loss",
-    "lr",
-    "acc",
-    "val_loss",
-    "val_acc",
-    "grad_norm",
-    "w_norm",
-    "tput",
-    "mem_gb",
-    "epoch",
+from _data import DATA_DIR, RESULTS_DIR, TAGS, DataSet, Spec, ensure_data
+from _data_server import SERVER_POLL_S, Unavailable, server_binary, time_data_server
+from _harness import (
+    Table,
+    Unit,
+    fmt_s,
+    fmt_x,
+    machine_facts,
+    module_fingerprint,
+    run_rounds,
+    same_round_pairs,
+    spread_rounds,
+    summary,
+    verdict,
 )
-HIST_TAG = "weights/hist"
-FILE_TIME = 1_700_000_000
-WALL0 = 1_700_000_000.0
-STEP_SECONDS = 0.05
-TAG_SECONDS = 1e-4
 
-SERVER_TIMEOUT_S = 300.0
-SERVER_POLL_S = 0.005
-NOISE_TIE = 1.3
-"""Ratios under this are ties on these noisy machines (anchors.md)."""
+from sumlens.io import read_scalars
+
+FASTSCAN = "sumlens.io._fastscan"
+"""The reader's numba module: a change during the run means fresh processes compiled."""
 
 TARGETS = {
     "ea_over_numba": 30.0,
@@ -85,168 +69,6 @@ TARGETS = {
 # --------------------------------------------------------------------------------------
 # Test data
 # --------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Spec:
-    """What the generated files hold: ``steps`` per tag of each of ``TAGS``, plus histograms."""
-
-    steps: int = 100_000
-    histograms: int = 200
-    buckets: int = 30
-    seed: int = 20_240_601
-
-    @property
-    def points(self) -> int:
-        return self.steps * len(TAGS)
-
-    def values(self) -> np.ndarray:
-        """The scalar values, float32, shape ``(steps, len(TAGS))``: noisy decaying curves."""
-        rng = np.random.default_rng(self.seed)
-        t = np.arange(self.steps, dtype=np.float64)[:, None] / max(self.steps, 1)
-        scale = np.arange(1, len(TAGS) + 1, dtype=np.float64)[None, :]
-        noise = rng.standard_normal((self.steps, len(TAGS)))
-        return (scale * np.exp(-3.0 * t) + 0.05 * noise).astype(np.float32)
-
-    def wall_times(self) -> np.ndarray:
-        """Wall times, float64, shape ``(steps, len(TAGS))`` (tag j written j*0.1 ms later)."""
-        steps = np.arange(self.steps, dtype=np.float64)[:, None]
-        tags = np.arange(len(TAGS), dtype=np.float64)[None, :]
-        return WALL0 + steps * STEP_SECONDS + tags * TAG_SECONDS
-
-    def histogram_steps(self) -> list[int]:
-        """Steps that carry a histogram: evenly spread, the last one at the last step."""
-        n = self.histograms
-        return [(i + 1) * self.steps // n - 1 for i in range(n)] if n else []
-
-
-@dataclass(frozen=True)
-class DataSet:
-    spec: Spec
-    tb_file: Path
-    ms_file: Path
-
-    @property
-    def tb_logdir(self) -> Path:
-        """The directory holding only the TensorBoard file (the data server's logdir)."""
-        return self.tb_file.parent
-
-
-def _histogram_contents(spec: Spec) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Per histogram event: (bucket edges, len buckets + 1; bucket counts)."""
-    rng = np.random.default_rng(spec.seed + 1)
-    out = []
-    for i in range(spec.histograms):
-        spread = 1.0 + i / max(spec.histograms, 1)
-        edges = np.linspace(-3.0 * spread, 3.0 * spread, spec.buckets + 1)
-        samples = rng.standard_normal(10_000) * spread
-        counts, _ = np.histogram(samples, bins=edges)
-        out.append((edges, counts.astype(np.int64)))
-    return out
-
-
-def _write_tensorboard(path: Path, spec: Spec) -> None:
-    values = spec.values().tolist()
-    walls = spec.wall_times().tolist()
-    hist_at = dict(zip(spec.histogram_steps(), _histogram_contents(spec), strict=True))
-    tb = tensorboard_pb2
-    with RecordWriter(path) as writer:
-        writer.write(tb.Event(wall_time=WALL0, file_version="brain.Event:2").SerializeToString())
-        for step in range(spec.steps):
-            row_values, row_walls = values[step], walls[step]
-            for j, tag in enumerate(TAGS):
-                event = tb.Event(wall_time=row_walls[j], step=step)
-                event.summary.value.add(tag=tag, simple_value=row_values[j])
-                writer.write(event.SerializeToString())
-            if step in hist_at:
-                edges, counts = hist_at[step]
-                centers = (edges[:-1] + edges[1:]) / 2
-                event = tb.Event(wall_time=row_walls[-1] + TAG_SECONDS, step=step)
-                event.summary.value.add(
-                    tag=HIST_TAG,
-                    histo=tb.HistogramProto(
-                        min=float(edges[0]),
-                        max=float(edges[-1]),
-                        num=float(counts.sum()),
-                        sum=float((centers * counts).sum()),
-                        sum_squares=float((centers**2 * counts).sum()),
-                        bucket_limit=edges[1:].tolist(),
-                        bucket=counts.astype(np.float64).tolist(),
-                    ),
-                )
-                writer.write(event.SerializeToString())
-
-
-def _write_mindspore(path: Path, spec: Spec) -> None:
-    values = spec.values().tolist()
-    walls = spec.wall_times()[:, 0].tolist()
-    hist_at = dict(zip(spec.histogram_steps(), _histogram_contents(spec), strict=True))
-    ms = summary_pb2
-    with RecordWriter(path) as writer:
-        writer.write(ms.Event(wall_time=WALL0, version="MindSpore.Event:1").SerializeToString())
-        for step in range(spec.steps):
-            event = ms.Event(wall_time=walls[step], step=step)
-            row = values[step]
-            for j, tag in enumerate(TAGS):
-                event.summary.value.add(tag=tag, scalar_value=row[j])
-            if step in hist_at:
-                edges, counts = hist_at[step]
-                centers = (edges[:-1] + edges[1:]) / 2
-                hist = event.summary.value.add(tag=HIST_TAG).histogram
-                for left, right, count in zip(
-                    edges[:-1].tolist(), edges[1:].tolist(), counts.tolist(), strict=True
-                ):
-                    hist.buckets.add(left=left, width=right - left, count=count)
-                hist.min = float(edges[0])
-                hist.max = float(edges[-1])
-                hist.sum = float((centers * counts).sum())
-                hist.count = int(counts.sum())
-            writer.write(event.SerializeToString())
-
-
-def ensure_data(name: str, spec: Spec) -> DataSet:
-    """The cached data set ``name`` under ``benchmarks/data/``, generated if missing or stale."""
-    root = DATA_DIR / name
-    tb_file = root / "tb" / f"events.out.tfevents.{FILE_TIME}.bench"
-    ms_file = root / "ms" / f"events.out.events.summary.{FILE_TIME}.0.bench_MS"
-    manifest_path = root / "manifest.json"
-    wanted = {"generator": GENERATOR_VERSION, "spec": asdict(spec)}
-    try:
-        manifest = json.loads(manifest_path.read_text())
-        fresh = (
-            {k: manifest.get(k) for k in wanted} == wanted
-            and tb_file.stat().st_size == manifest["tb_bytes"]
-            and ms_file.stat().st_size == manifest["ms_bytes"]
-        )
-    except (OSError, ValueError, KeyError):
-        fresh = False
-    if fresh:
-        return DataSet(spec, tb_file, ms_file)
-
-    print(f"generating test data in {root} ...", flush=True)
-    started = time.perf_counter()
-    if root.exists():
-        shutil.rmtree(root)
-    staging = DATA_DIR / f".{name}.staging"
-    if staging.exists():
-        shutil.rmtree(staging)
-    (staging / "tb").mkdir(parents=True)
-    (staging / "ms").mkdir(parents=True)
-    _write_tensorboard(staging / "tb" / tb_file.name, spec)
-    _write_mindspore(staging / "ms" / ms_file.name, spec)
-    manifest = {
-        **wanted,
-        "tb_bytes": (staging / "tb" / tb_file.name).stat().st_size,
-        "ms_bytes": (staging / "ms" / ms_file.name).stat().st_size,
-    }
-    (staging / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
-    staging.rename(root)
-    print(
-        f"  done in {time.perf_counter() - started:.1f} s: TB {manifest['tb_bytes'] / 1e6:.1f} MB, "
-        f"MS {manifest['ms_bytes'] / 1e6:.1f} MB",
-        flush=True,
-    )
-    return DataSet(spec, tb_file, ms_file)
 
 
 # --------------------------------------------------------------------------------------
@@ -294,10 +116,6 @@ def _count(scalars: dict) -> int:
 # --------------------------------------------------------------------------------------
 # Contenders
 # --------------------------------------------------------------------------------------
-
-
-class Unavailable(Exception):
-    """A contender that cannot run here (the reason is its message)."""
 
 
 def numba_engine_status() -> str | None:
@@ -423,130 +241,6 @@ def time_event_accumulator(path: Path, points: int) -> dict:
     return {"seconds": seconds}
 
 
-def _server_binary() -> str:
-    import tensorboard_data_server
-
-    binary = tensorboard_data_server.server_binary()
-    if binary is None:
-        raise Unavailable("tensorboard_data_server.server_binary() returned None")
-    return binary
-
-
-def time_data_server(logdir: Path, spec: Spec, checksum: bool = False) -> dict:
-    """Start the Rust data server, poll its gRPC API until every point of every tag is read.
-
-    Command line as in anchors.md (``checksum=True`` adds ``--checksum``, which makes it
-    verify every record's CRCs as sumlens does; by default it only checks records that
-    fail to parse).
-    """
-    import grpc
-    from tensorboard.data.proto import data_provider_pb2 as dp
-    from tensorboard.data.proto import data_provider_pb2_grpc as dp_grpc
-
-    binary = _server_binary()
-    workdir = Path(tempfile.mkdtemp(prefix="sumlens-bench-server-"))
-    port_file = workdir / "port"
-    args = [
-        binary,
-        "--logdir",
-        str(logdir),
-        "--host",
-        "127.0.0.1",
-        "--port",
-        "0",
-        "--port-file",
-        str(port_file),
-        "--reload",
-        "once",
-        "--samples-per-plugin",
-        "scalars=all,histograms=all",
-        "--die-after-stdin",
-    ]
-    if checksum:
-        args.append("--checksum")
-    scalars_filter = dp.PluginFilter(plugin_name="scalars")
-    last_step = spec.steps - 1
-    polls = 0
-    gc.collect()
-    with open(workdir / "stderr", "wb") as stderr:
-        started = time.perf_counter()
-        proc = subprocess.Popen(
-            args, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=stderr
-        )
-        channel = None
-        try:
-            deadline = started + SERVER_TIMEOUT_S
-
-            def waiting() -> None:
-                if proc.poll() is not None:
-                    log = (workdir / "stderr").read_text(errors="replace")
-                    raise RuntimeError(f"data server exited with {proc.returncode}:\n{log}")
-                if time.perf_counter() > deadline:
-                    raise TimeoutError(f"data server not done after {SERVER_TIMEOUT_S} s")
-                time.sleep(SERVER_POLL_S)
-
-            while True:  # the port file is written (with a newline) once the socket is bound
-                text = port_file.read_text() if port_file.exists() else ""
-                if text.endswith("\n"):
-                    port = int(text)
-                    break
-                waiting()
-            port_at = time.perf_counter()
-            channel = grpc.insecure_channel(
-                f"127.0.0.1:{port}", options=[("grpc.max_receive_message_length", -1)]
-            )
-            stub = dp_grpc.TensorBoardDataProviderStub(channel)
-            while True:  # the run appears
-                runs = stub.ListRuns(dp.ListRunsRequest(experiment_id="")).runs
-                polls += 1
-                if runs:
-                    break
-                waiting()
-            run_at = time.perf_counter()
-            while True:  # every tag listed, and every tag's last step loaded
-                listing = stub.ListScalars(
-                    dp.ListScalarsRequest(experiment_id="", plugin_filter=scalars_filter)
-                )
-                polls += 1
-                max_steps = {
-                    tag.tag_name: tag.metadata.max_step for run in listing.runs for tag in run.tags
-                }
-                if len(max_steps) == len(TAGS) and min(max_steps.values()) >= last_step:
-                    response = stub.ReadScalars(
-                        dp.ReadScalarsRequest(
-                            experiment_id="",
-                            plugin_filter=scalars_filter,
-                            downsample=dp.Downsample(num_points=spec.points),
-                        )
-                    )
-                    got = sum(len(tag.data.step) for run in response.runs for tag in run.tags)
-                    if got == spec.points:
-                        break
-                waiting()
-            seconds = time.perf_counter() - started
-        finally:
-            if channel is not None:
-                channel.close()
-            try:
-                proc.stdin.close()  # --die-after-stdin: the server exits on EOF
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-    shutil.rmtree(workdir, ignore_errors=True)
-    steps = np.arange(spec.steps, dtype=np.int64)
-    for run in response.runs:
-        for tag in run.tags:
-            if not np.array_equal(np.asarray(tag.data.step, dtype=np.int64), steps):
-                raise AssertionError(f"data server: tag {tag.tag_name!r}: steps differ")
-    return {
-        "seconds": seconds,
-        "port_s": port_at - started,
-        "run_listed_s": run_at - started,
-        "polls": polls,
-    }
-
-
 @dataclass
 class Contender:
     key: str
@@ -558,19 +252,13 @@ class Contender:
     results: list[dict] = field(default_factory=list)
 
 
-def spread(count: int, rounds: int, offset: int = 0) -> set[int]:
-    """``count`` round indices spread evenly over ``range(rounds)``."""
-    count = min(count, rounds)
-    return {(offset + i * rounds // count) % rounds for i in range(count)} if count else set()
-
-
 def build_contenders(data: DataSet, args: argparse.Namespace, numba_status: str | None) -> list:
     spec = data.spec
     every = set(range(args.rounds))
     tb, ms = data.tb_file, data.ms_file
     n = spec.points
-    ea_rounds = spread(args.ea_rounds, args.rounds)
-    cold_rounds = spread(args.cold_rounds, args.rounds, offset=args.rounds // 2)
+    ea_rounds = spread_rounds(args.ea_rounds, args.rounds)
+    cold_rounds = spread_rounds(args.cold_rounds, args.rounds, offset=args.rounds // 2)
     server_checksum_rounds = every if args.server_checksum else set()
     c = [
         Contender(
@@ -663,7 +351,7 @@ def build_contenders(data: DataSet, args: argparse.Namespace, numba_status: str 
         ),
     ]
     try:
-        _server_binary()
+        server_binary()
     except (ImportError, Unavailable) as err:
         for contender in c:
             if contender.key.startswith("server"):
@@ -698,47 +386,15 @@ def warm_up(data: DataSet, contenders: list[Contender], numba_status: str | None
         from tensorboard.data.proto import data_provider_pb2_grpc  # noqa: F401
 
 
-def run_rounds(contenders: list[Contender], rounds: int) -> None:
-    active = [c for c in contenders if not c.unavailable and c.rounds]
-    for r in range(rounds):
-        order = active[r % len(active) :] + active[: r % len(active)]
-        started = time.perf_counter()
-        line = []
-        for contender in order:
-            if r not in contender.rounds or contender.unavailable:
-                continue
-            try:
-                result = contender.run()
-            except Exception as err:  # report the failure in the table, keep the other rows
-                contender.unavailable = f"FAILED in round {r + 1}: {type(err).__name__}: {err}"
-                print(f"  {contender.key}: {contender.unavailable}", flush=True)
-                continue
-            result["round"] = r
-            contender.results.append(result)
-            line.append(f"{contender.key} {result['seconds']:.3f}")
-        took = time.perf_counter() - started
-        print(f"round {r + 1}/{rounds} ({took:.0f} s): " + ", ".join(line), flush=True)
-
-
-def summary(values: list[float]) -> dict | None:
-    if not values:
-        return None
-    return {
-        "median": statistics.median(values),
-        "min": min(values),
-        "max": max(values),
-        "n": len(values),
-    }
-
-
-def per_round_ratios(slow: Contender, fast: Contender) -> list[float]:
-    """``slow / fast`` for every round in which both ran."""
-    fast_by_round = {r["round"]: r["seconds"] for r in fast.results}
-    return [
-        r["seconds"] / fast_by_round[r["round"]]
-        for r in slow.results
-        if r["round"] in fast_by_round
-    ]
+def run_contenders(contenders: list[Contender], rounds: int) -> None:
+    """The contenders in interleaved rounds (:func:`_harness.run_rounds`); one that fails
+    is marked unavailable and not run again."""
+    table = Table(unavailable={c.key: c.unavailable for c in contenders if c.unavailable})
+    units = [Unit(c.key, lambda c=c: {c.key: c.run()}, c.rounds) for c in contenders]
+    run_rounds(units, rounds, table, retry_failed=False)
+    for contender in contenders:
+        contender.results = table.results.get(contender.key, [])
+        contender.unavailable = table.unavailable.get(contender.key)
 
 
 RATIOS = (
@@ -799,14 +455,6 @@ RATIOS = (
 )
 
 
-def _fmt_s(seconds: float) -> str:
-    return f"{seconds:.3f}" if seconds < 10 else f"{seconds:.1f}"
-
-
-def _fmt_x(ratio: float) -> str:
-    return f"{ratio:.2f}x" if ratio < 10 else f"{ratio:.1f}x"
-
-
 def report(
     contenders: list[Contender], data: DataSet, args: argparse.Namespace, meta: dict
 ) -> dict:
@@ -834,8 +482,8 @@ def report(
             print(f"| {c.label} | 0 | not run | |")
         else:
             print(
-                f"| {c.label} | {stats['n']} | {_fmt_s(stats['median'])} | "
-                f"{_fmt_s(stats['min'])} - {_fmt_s(stats['max'])} |"
+                f"| {c.label} | {stats['n']} | {fmt_s(stats['median'])} | "
+                f"{fmt_s(stats['min'])} - {fmt_s(stats['max'])} |"
             )
         rows.append(
             {
@@ -901,26 +549,20 @@ def report(
     for key, slow, fast, target, what in RATIOS:
         a, b = by_key[slow], by_key[fast]
         unavailable = a.unavailable or b.unavailable
-        values = [] if unavailable else per_round_ratios(a, b)
+        pairs = [] if unavailable else same_round_pairs(a.results, b.results)
+        values = [s["seconds"] / f["seconds"] for s, f in pairs]
         stats = summary(values)
         target_text = f">= {target:g}x" if target else "-"
         if stats is None:
             why = unavailable or "not run"
             print(f"| {what} | {target_text} | n/a | | 0 | {why} |")
-            verdict = None
+            outcome = None
         else:
-            if target is None:
-                verdict = "tie (< 1.3x)" if 1 / NOISE_TIE < stats["median"] < NOISE_TIE else ""
-            elif stats["min"] >= target:
-                verdict = "MET (every round)"
-            elif stats["median"] >= target:
-                verdict = "met (median; not every round)"
-            else:
-                verdict = "NOT MET"
+            outcome = verdict(values, target)
             print(
-                f"| {what} | {target_text} | {_fmt_x(stats['median'])} | "
-                f"{_fmt_x(stats['min'])} - {_fmt_x(stats['max'])} | {stats['n']} | "
-                f"{verdict} |"
+                f"| {what} | {target_text} | {fmt_x(stats['median'])} | "
+                f"{fmt_x(stats['min'])} - {fmt_x(stats['max'])} | {stats['n']} | "
+                f"{outcome} |"
             )
         ratios[key] = {
             "what": what,
@@ -929,7 +571,7 @@ def report(
             "target": target,
             "per_round": values,
             "summary": stats,
-            "verdict": verdict,
+            "verdict": outcome,
             "unavailable": unavailable,
         }
     print()
@@ -945,33 +587,10 @@ def report(
 
 
 def machine_meta(data: DataSet) -> dict:
-    def version(name: str) -> str | None:
-        try:
-            return importlib.import_module(name).__version__
-        except Exception:
-            return None
-
-    from importlib.metadata import PackageNotFoundError
-    from importlib.metadata import version as dist_version
-
-    try:
-        server_version = dist_version("tensorboard-data-server")
-    except PackageNotFoundError:
-        server_version = None
+    """Versions, machine and the data set, for the JSON."""
+    packages = ("sumlens", "numpy", "numba", "protobuf", "tensorboard")
     return {
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "python": sys.version.split()[0],
-        "platform": platform.platform(),
-        "cpus": os.cpu_count(),
-        "versions": {
-            "sumlens": version("sumlens"),
-            "numpy": version("numpy"),
-            "numba": version("numba"),
-            "protobuf": version("google.protobuf"),
-            "tensorboard": version("tensorboard"),
-            "tensorboard-data-server": server_version,
-            "grpcio": version("grpc"),
-        },
+        **machine_facts((*packages, "tensorboard-data-server", "grpcio")),
         "tb_file": str(data.tb_file),
         "ms_file": str(data.ms_file),
         "tb_mb": data.tb_file.stat().st_size / 1e6,
@@ -1040,20 +659,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def source_fingerprint() -> str | None:
-    """sha256 of ``_fastscan.py``: a change during the run means the fresh processes compiled."""
-    spec = importlib.util.find_spec("sumlens.io._fastscan")
-    if spec is None or not spec.origin:
-        return None
-    return hashlib.sha256(Path(spec.origin).read_bytes()).hexdigest()
-
-
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     # Before anything imports numba: one cache directory for this process and its children,
     # private to the benchmark so that other users of the default cache cannot evict it.
     os.environ["NUMBA_CACHE_DIR"] = str(args.numba_cache_dir.resolve())
-    fingerprint = source_fingerprint()
+    fingerprint = module_fingerprint(FASTSCAN)
     spec = Spec(steps=2_000, histograms=4) if args.quick else Spec()
     data = ensure_data("quick" if args.quick else "full", spec)
     numba_status = numba_engine_status()
@@ -1073,12 +684,12 @@ def main(argv: list[str] | None = None) -> int:
     print("warming up (untimed):", flush=True)
     warm_up(data, contenders, numba_status)
     started = time.perf_counter()
-    run_rounds(contenders, args.rounds)
+    run_contenders(contenders, args.rounds)
     meta["total_s"] = time.perf_counter() - started
     meta["rounds"] = args.rounds
     meta["numba_engine"] = numba_status or "available"
     meta["load_average_after"] = os.getloadavg()
-    meta["fastscan_changed_during_run"] = source_fingerprint() != fingerprint
+    meta["fastscan_changed_during_run"] = module_fingerprint(FASTSCAN) != fingerprint
     summary_ = report(contenders, data, args, meta)
     print(f"\ntimed part took {meta['total_s']:.0f} s")
     print(f"load average (1, 5, 15 min) after: {meta['load_average_after']}")

@@ -14,7 +14,7 @@ import io
 from dataclasses import dataclass
 
 import numpy as np
-from bench_read import STEP_SECONDS, WALL0
+from _data import STEP_SECONDS, WALL0
 from PIL import Image
 
 from sumlens._proto import summary_pb2

@@ -29,18 +29,9 @@ import ast
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
-
-SRC = Path(__file__).resolve().parents[1] / "src" / "sumlens"
-TOP_LEVEL = frozenset(
-    [path.stem for path in SRC.glob("*.py")]
-    + [path.parent.name for path in SRC.glob("*/__init__.py")]
-)
-"""The packages and modules directly inside ``sumlens``."""
+from helpers.source_imports import SRC, Import, imports_of, parsed_sources, where
 
 LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"io", "lineage"}),
@@ -64,59 +55,10 @@ ENTRY_POINTS: dict[str, frozenset[str]] = {
 """Public top-level modules and what each may import (besides private top-level modules)."""
 
 
-@dataclass(frozen=True)
-class Import:
-    """One ``sumlens`` import: where it is and what it names."""
-
-    where: str
-    """``path:line`` relative to the repository."""
-    target: str
-    """The imported module, e.g. ``sumlens.summary.record``."""
-    names: tuple[str, ...]
-    """The names taken from it by ``from ... import`` (empty for ``import``)."""
-
-
 def _owner(module: str) -> str:
     """The package (or top-level module) a ``sumlens.`` module belongs to."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else "__init__"
-
-
-def _modules() -> Iterator[tuple[str, Path]]:
-    for path in sorted(SRC.rglob("*.py")):
-        parts = path.relative_to(SRC.parent).with_suffix("").parts
-        if parts[-1] == "__init__" and len(parts) > 1:
-            parts = parts[:-1]
-        name = ".".join(parts)
-        yield (name if name != "sumlens" else "sumlens.__init__"), path
-
-
-def _where(path: Path, node: ast.AST) -> str:
-    return f"{path.relative_to(SRC.parents[1])}:{node.lineno}"
-
-
-def _imports(module: str, path: Path, tree: ast.Module) -> Iterator[Import]:
-    """Every import of a ``sumlens`` module in ``tree``, at any depth (functions included)."""
-    package = module.rsplit(".", 1)[0] if path.name != "__init__.py" else module
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.name == "sumlens" or alias.name.startswith("sumlens."):
-                    yield Import(_where(path, node), alias.name, ())
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:  # relative: resolve against this module's package
-                parts = package.split(".")
-                base = parts[: len(parts) - node.level + 1]
-                target = ".".join([*base, node.module] if node.module else base)
-            else:
-                target = node.module or ""
-            names = tuple(alias.name for alias in node.names)
-            if target == "sumlens":  # ``from sumlens import io`` names a module
-                for name in names:
-                    full = f"sumlens.{name}" if name in TOP_LEVEL else "sumlens"
-                    yield Import(_where(path, node), full, () if name in TOP_LEVEL else (name,))
-            elif target.startswith("sumlens."):
-                yield Import(_where(path, node), target, names)
 
 
 def _layer(package: str) -> int | None:
@@ -171,11 +113,7 @@ def _private_problem(importer: str, imp: Import) -> str | None:
     return None
 
 
-def _sources() -> list[tuple[str, Path, ast.Module]]:
-    return [(name, path, ast.parse(path.read_text(), str(path))) for name, path in _modules()]
-
-
-SOURCES = _sources()
+SOURCES = parsed_sources()
 
 
 def test_every_package_has_a_place() -> None:
@@ -189,7 +127,7 @@ def test_packages_import_downward_only() -> None:
     problems = []
     for module, path, tree in SOURCES:
         importer = _owner(module)
-        for imp in _imports(module, path, tree):
+        for imp in imports_of(module, path, tree):
             problem = _layer_problem(importer, _owner(imp.target))
             if problem:
                 problems.append(f"{imp.where}: {imp.target}: {problem}")
@@ -200,7 +138,7 @@ def test_no_underscore_names_across_packages() -> None:
     problems = []
     for module, path, tree in SOURCES:
         importer = _owner(module)
-        for imp in _imports(module, path, tree):
+        for imp in imports_of(module, path, tree):
             problem = _private_problem(importer, imp)
             if problem:
                 problems.append(f"{imp.where}: {problem}")
@@ -244,9 +182,7 @@ def test_no_private_methods_called_across_packages() -> None:
             receiver = node.value
             if isinstance(receiver, ast.Name) and receiver.id in ("self", "cls"):
                 continue
-            problems.append(
-                f"{_where(path, node)}: .{node.attr} (private to {others[node.attr]!r})"
-            )
+            problems.append(f"{where(path, node)}: .{node.attr} (private to {others[node.attr]!r})")
     assert not problems, "\n".join(problems)
 
 
@@ -272,7 +208,7 @@ def test_no_context_protocol_called_by_hand() -> None:
                     isinstance(receiver, ast.Call) and getattr(receiver.func, "id", "") == "super"
                 )
                 if not (delegated or parent):
-                    problems.append(f"{_where(path, node)}: .{node.func.attr}() called by hand")
+                    problems.append(f"{where(path, node)}: .{node.func.attr}() called by hand")
     assert not problems, "\n".join(sorted(set(problems)))
 
 
@@ -293,12 +229,12 @@ def test_rules_catch_what_they_should() -> None:
     assert _layer_problem("ops", "summary") is None
     tree = ast.parse("from sumlens.io import _fastscan\nfrom sumlens.summary.record import _x\n")
     found = [
-        _private_problem("board", imp) for imp in _imports("sumlens.board.x", SRC / "x.py", tree)
+        _private_problem("board", imp) for imp in imports_of("sumlens.board.x", SRC / "x.py", tree)
     ]
     assert all(found) and len(found) == 2
     own = ast.parse("from sumlens.io._fastscan import scan\n")
     assert not any(
-        _private_problem("io", imp) for imp in _imports("sumlens.io.y", SRC / "io" / "y.py", own)
+        _private_problem("io", imp) for imp in imports_of("sumlens.io.y", SRC / "io" / "y.py", own)
     )
 
 

@@ -303,7 +303,7 @@ def test_resnet18_capture_in_a_fresh_process() -> None:
     )
     env = dict(os.environ, OMP_NUM_THREADS="1")
     proc = subprocess.run(
-        [sys.executable, "-c", code, str(HERE)],
+        [sys.executable, "-c", code, str(HERE.parent)],
         capture_output=True,
         text=True,
         timeout=120,

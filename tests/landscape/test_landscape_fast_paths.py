@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 from helpers.digits import DigitsCNN, digits
-from test_landscape_evaluate import COORDS, data, random_plane, reference
+from helpers.landscape_reference import COORDS, data, random_plane, reference
 from torch import nn
 
 from sumlens.landscape.batch_loss import BatchLosses

@@ -9,13 +9,11 @@ an edge (see ``summary_helpers.device_histogram_vs_reference``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 import pytest
 import torch
 from helpers.summary import device_histogram_vs_reference
-from torch.utils._python_dispatch import TorchDispatchMode
+from helpers.torch_ops import dispatched_ops
 
 from sumlens.summary.device_histogram import device_statistics, histogram_from_statistics
 from sumlens.summary.histogram import MAX_BUCKETS, reference_histogram
@@ -244,27 +242,6 @@ def test_nothing_reads_device_values_back(dtype: torch.dtype) -> None:
     packed = device_statistics(torch.empty(50_000, dtype=dtype, device="meta"))
     assert packed.device.type == "meta"
     assert packed.shape == (MAX_BUCKETS + 6,)
-
-
-class _CountOps(TorchDispatchMode):
-    """Counts the operators dispatched to a backend (views and allocations excluded)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.ops: list[str] = []
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
-        name = func._schema.name.split("::")[-1]
-        if not func.is_view and name not in ("empty", "empty_strided", "lift_fresh"):
-            self.ops.append(name)
-        return func(*args, **(kwargs or {}))
-
-
-def dispatched_ops(function: Callable[..., object], *args: object) -> list[str]:
-    """The operators ``function(*args)`` dispatches: one kernel launch each on CUDA."""
-    with _CountOps() as counter:
-        function(*args)
-    return counter.ops
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.int32])

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from test_device_histogram import dispatched_ops
+from helpers.torch_ops import dispatched_ops
 
 from sumlens.summary import device_histogram
 from sumlens.summary.convert import torch_numpy_dtype

@@ -1,0 +1,131 @@
+"""The idle workload of issue 26: what a server costs while nothing changes.
+
+A base directory of 20,000 empty sub-directories (no run at all), generated once and
+cached under ``~/.cache/sumlens/bench/idle/``. :func:`idle_cpu_share` starts the real
+server on it as a fresh process, waits until its first pass is over (the run list no
+longer says ``loading``) and one more reload interval, then reads the process's CPU time
+(``utime + stime`` of ``/proc/<pid>/stat``, its threads included) before and after a
+window of about 30 s: the share of one core the polling costs while the tree stays the
+same. ``bench_board.py`` runs it in interleaved rounds (a worktree of another commit is
+measured by giving its ``src`` as ``pythonpath``).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+from _harness import SERVE_CODE, free_port, stop_server
+
+CACHE = Path("~/.cache/sumlens/bench/idle").expanduser()
+EMPTY_DIRS = 20_000
+"""Sub-directories of the idle base directory (each empty)."""
+WINDOW_S = 30.0
+"""Seconds over which the idle CPU time is counted."""
+START_TIMEOUT_S = 300.0
+"""Seconds a server gets to finish its first pass."""
+
+
+@dataclass(frozen=True)
+class IdleResult:
+    """One server's idle cost: CPU seconds used over ``window_s`` wall seconds."""
+
+    cpu_s: float
+    window_s: float
+    first_pass_s: float
+    """Seconds from the start until the run list stopped saying ``loading``."""
+
+    @property
+    def share(self) -> float:
+        """CPU seconds per wall second (0.22: 22% of one core)."""
+        return self.cpu_s / self.window_s
+
+
+def empty_tree(count: int = EMPTY_DIRS) -> Path:
+    """The cached base directory of ``count`` empty sub-directories (made once).
+
+    Built in a staging directory renamed into place, so an interrupted build never passes
+    for a complete one; a complete one is known by its name.
+    """
+    root = CACHE / f"empty-{count}"
+    if root.is_dir():
+        return root
+    staging = root.with_name(f".{root.name}.staging")
+    staging.mkdir(parents=True, exist_ok=True)
+    for i in range(count):
+        (staging / f"d{i:05d}").mkdir(exist_ok=True)
+    staging.rename(root)
+    return root
+
+
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU time of process ``pid`` so far (all its threads)."""
+    with open(f"/proc/{pid}/stat") as handle:
+        fields = handle.read().rsplit(")", 1)[1].split()
+    # after the command name: state is field 3, utime 14 and stime 15 (1-based)
+    utime, stime = int(fields[11]), int(fields[12])
+    return (utime + stime) / os.sysconf("SC_CLK_TCK")
+
+
+def _loading(client: httpx.Client) -> bool:
+    """Whether the server is still in its first pass (or not answering yet)."""
+    try:
+        response = client.get("/api/v1/runs")
+    except httpx.TransportError:
+        return True
+    return response.status_code != 200 or bool(response.json()["loading"])
+
+
+def idle_cpu_share(
+    base_dir: Path,
+    *,
+    window_s: float = WINDOW_S,
+    reload_interval_s: float = 3.0,
+    pythonpath: str | None = None,
+) -> IdleResult:
+    """Start the server over ``base_dir``, let its first pass end, and count the CPU time
+    it uses over ``window_s`` while nothing changes. ``pythonpath`` (a ``src`` folder)
+    selects another checkout's ``sumlens``. The server is stopped afterwards."""
+    env = {**os.environ}
+    if pythonpath is not None:
+        env["PYTHONPATH"] = pythonpath
+    port = free_port()
+    with (
+        tempfile.TemporaryDirectory(prefix="sumlens-idle-") as workspace,
+        tempfile.TemporaryFile() as log,
+    ):
+        started = time.perf_counter()
+        proc = subprocess.Popen(
+            [sys.executable, "-c", SERVE_CODE, str(base_dir), str(port), workspace],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+        )
+        try:
+            with httpx.Client(
+                base_url=f"http://127.0.0.1:{port}", trust_env=False, timeout=60
+            ) as client:
+                while _loading(client):
+                    if proc.poll() is not None:
+                        log.seek(0)
+                        tail = log.read().decode(errors="replace")[-2000:]
+                        raise RuntimeError(f"the server exited ({proc.returncode}):\n{tail}")
+                    if time.perf_counter() - started > START_TIMEOUT_S:
+                        raise TimeoutError(f"first pass not over after {START_TIMEOUT_S:.0f} s")
+                    time.sleep(0.2)
+            first_pass_s = time.perf_counter() - started
+            time.sleep(reload_interval_s)  # past the first pass's tail (its state saved)
+            cpu_before, wall_before = cpu_seconds(proc.pid), time.perf_counter()
+            time.sleep(window_s)
+            cpu_after, wall_after = cpu_seconds(proc.pid), time.perf_counter()
+        finally:
+            stop_server(proc)
+    return IdleResult(cpu_after - cpu_before, wall_after - wall_before, first_pass_s)
