@@ -221,15 +221,15 @@ def module_fingerprint(module: str) -> str | None:
 
 # ---- servers --------------------------------------------------------------------------
 
-SERVE_CODE = (
-    "import sys\n"
-    "from sumlens.board.server.serve import serve\n"
-    "from sumlens.board.settings import BoardSettings\n"
-    "serve(BoardSettings.create(sys.argv[1], port=int(sys.argv[2]), workspace=sys.argv[3]))\n"
-)
-"""How a sumlens server is started in a fresh interpreter: ``python -c SERVE_CODE BASE_DIR
-PORT WORKSPACE`` (whatever ``sumlens`` the ``PYTHONPATH`` selects, so another checkout's
-can be timed)."""
+
+def serve_args(base_dir: Path, port: int, workspace: Path) -> list[str]:
+    """``python -m sumlens serve ...`` over ``base_dir``: the command a user runs, in a fresh
+    interpreter (whatever ``sumlens`` the ``PYTHONPATH`` selects, so another checkout's can
+    be timed)."""
+    where = ["--summary-base-dir", str(base_dir), "--workspace", str(workspace)]
+    return [sys.executable, "-m", "sumlens", "serve", *where, "--port", str(port)]
+
+
 STOP_GRACE_S = 30.0
 """Seconds a server gets to exit after SIGTERM (sumlens saves its state then)."""
 

@@ -69,7 +69,6 @@ from _data import (
 from _data import KINDS as FORMATS
 from _data_server import Unavailable, server_binary, time_data_server
 from _harness import (
-    SERVE_CODE,
     Table,
     Unit,
     commit_facts,
@@ -80,6 +79,7 @@ from _harness import (
     module_fingerprint,
     run_rounds,
     same_round_pairs,
+    serve_args,
     spread_rounds,
     summary,
     verdict,
@@ -411,25 +411,6 @@ def wait_listed(
         waiter.pause(POLL_S)
 
 
-@functools.cache
-def sumlens_serve_wired() -> bool:
-    """Whether this checkout's ``sumlens`` command has ``serve`` (asked once: a process start)."""
-    exe = Path(sys.executable).with_name("sumlens")
-    if not exe.is_file():
-        return False
-    done = subprocess.run([str(exe), "serve", "--help"], capture_output=True, check=False)
-    return done.returncode == 0
-
-
-def serve_command(base_dir: Path, port: int, workspace: Path) -> list[str]:
-    """``sumlens serve ...``, or the same through ``python -c`` if the CLI lacks ``serve``."""
-    if sumlens_serve_wired():
-        exe = str(Path(sys.executable).with_name("sumlens"))
-        where = ["--summary-base-dir", str(base_dir), "--workspace", str(workspace)]
-        return [exe, "serve", *where, "--port", str(port)]
-    return [sys.executable, "-c", SERVE_CODE, str(base_dir), str(port), str(workspace)]
-
-
 def read_status_kb(pid: int, field_name: str) -> int | None:
     """A ``/proc/PID/status`` memory field (``VmHWM``, ``VmRSS``) in kB; None once gone."""
     try:
@@ -493,7 +474,7 @@ def time_sumlens(
     """
     port = procs.port()
     started = time.perf_counter()
-    proc = procs.start("sumlens", serve_command(anchor.base_dir, port, workspace), env)
+    proc = procs.start("sumlens", serve_args(anchor.base_dir, port, workspace), env)
     try:
         waiter = Waiter(procs, proc, "sumlens serve", started, LAUNCH_TIMEOUT_S)
         with http(port) as client:
@@ -948,7 +929,7 @@ def scale_cold(
     expected = shape.scale_points()
     port = procs.port()
     started = time.perf_counter()
-    proc = procs.start("sumlens-scale", serve_command(root, port, workspace))
+    proc = procs.start("sumlens-scale", serve_args(root, port, workspace))
     first_at = None
     first_run = None
     rss_kb = 0
@@ -998,7 +979,7 @@ def scale_warm(procs: Processes, root: Path, shape: Shape, workspace: Path) -> d
     expected = shape.scale_points()
     port = procs.port()
     started = time.perf_counter()
-    proc = procs.start("sumlens-reopen", serve_command(root, port, workspace))
+    proc = procs.start("sumlens-reopen", serve_args(root, port, workspace))
     try:
         waiter = Waiter(procs, proc, "sumlens serve (re-open)", started, LAUNCH_TIMEOUT_S)
         with http(port) as client:
@@ -1167,7 +1148,7 @@ def browse(
     }
     port = procs.port()
     started = time.perf_counter()
-    proc = procs.start("sumlens-browser", serve_command(root, port, workspace))
+    proc = procs.start("sumlens-browser", serve_args(root, port, workspace))
     try:
         waiter = Waiter(procs, proc, "sumlens serve (browser)", started, LAUNCH_TIMEOUT_S)
         with http(port) as client:
@@ -1542,7 +1523,7 @@ def run_plugins(
     port = procs.port()
     print(f"plugins: cold start over {root}", flush=True)
     started = time.perf_counter()
-    proc = procs.start("sumlens-plugins", serve_command(root, port, workspace))
+    proc = procs.start("sumlens-plugins", serve_args(root, port, workspace))
     try:
         waiter = Waiter(procs, proc, "sumlens serve (plugins)", started, args.scale_timeout)
         with http(port) as client:
@@ -1658,15 +1639,17 @@ def board_fingerprint() -> str:
     return fingerprint(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
 
 
-def prime_numba() -> None:
-    """Fill this run's numba cache with the reader's kernels, so servers only load them."""
+def prime_numba(source: Path | None = None) -> None:
+    """Fill this run's numba cache with the reader's kernels, so servers only load them
+    (those of the checkout whose ``src`` folder is ``source``, when given)."""
     started = time.perf_counter()
     code = (
         "import sys\n"
         "from sumlens.io.kernels import READER_KERNELS\n"
         "sys.exit(not READER_KERNELS.wait(900))\n"
     )
-    subprocess.run([sys.executable, "-c", code], check=True)
+    env = {**os.environ, **({"PYTHONPATH": str(source)} if source else {})}
+    subprocess.run([sys.executable, "-c", code], check=True, env=env)
     print(f"  numba cache ready ({time.perf_counter() - started:.1f} s)", flush=True)
 
 
@@ -1872,6 +1855,8 @@ def main(argv: list[str] | None = None) -> int:
         scale_plugins_dir(shape, plugins)
     print("warming up (untimed):", flush=True)
     prime_numba()
+    if args.before is not None:
+        prime_numba(args.before)
     for anchor in files:  # page cache
         for path in anchor.base_dir.iterdir():
             path.read_bytes()

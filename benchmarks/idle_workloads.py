@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
-from _harness import SERVE_CODE, free_port, stop_server
+from _harness import free_port, serve_args, stop_server
 
 CACHE = Path("~/.cache/sumlens/bench/idle").expanduser()
 EMPTY_DIRS = 20_000
@@ -102,7 +101,7 @@ def idle_cpu_share(
     ):
         started = time.perf_counter()
         proc = subprocess.Popen(
-            [sys.executable, "-c", SERVE_CODE, str(base_dir), str(port), workspace],
+            serve_args(base_dir, port, Path(workspace)),
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,

@@ -34,7 +34,7 @@ from typing import Any
 import httpx
 import orjson
 from _data import listing
-from _harness import SERVE_CODE, free_port, stop_server
+from _harness import free_port, serve_args, stop_server
 
 from sumlens import SummaryRecord
 
@@ -207,16 +207,14 @@ def tensorboard_done(client: httpx.Client, workload: Workload) -> bool:
     return bool(rows) and len(rows) == workload.steps
 
 
-def time_sumlens(
-    workload: Workload, env: dict[str, str] | None = None, python: str = sys.executable
-) -> dict[str, Any]:
+def time_sumlens(workload: Workload, env: dict[str, str] | None = None) -> dict[str, Any]:
     """``sumlens`` from a cold start (a new workspace) until ``sumlens_done``; ``env``
     (``PYTHONPATH`` ...) selects which sumlens."""
     base_dir = ensure(workload)
     workspace = Path(tempfile.mkdtemp(prefix="bench-scale-ws-"))
     port = free_port()
     try:
-        args = [python, "-c", SERVE_CODE, str(base_dir), str(port), str(workspace)]
+        args = serve_args(base_dir, port, workspace)
         return _timed(
             "sumlens",
             args,

@@ -91,8 +91,6 @@ class RunReader:
         self._slow_bytes = 0  # read by the python engine while "auto" waited for numba
         self._cached: bool | None = None  # whether the numba kernels are in numba's cache
         self._served, self._lock, self._stopping = served, served.lock, stopping
-        if engine == "auto":
-            fast_engine_ready()  # starts loading the kernels now, beside the server's start
 
     def read(self, run: RunState, found: FoundRun) -> None:
         """Read what changed in the files of ``run`` (as the walk found them)."""
