@@ -253,8 +253,9 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 def _export(args: argparse.Namespace) -> int:
     """Write the scalars of many runs to one CSV, JSON or Parquet file."""
     from sumlens.board.api.export import FORMATS, SUFFIXES, export_runs, format_of
-    from sumlens.board.api.query import QueryError, compile_pattern
+    from sumlens.board.api.query import compile_pattern
     from sumlens.board.data.loader import Loader
+    from sumlens.board.errors import QueryError
     from sumlens.board.settings import BoardSettings, BoardSettingsError
 
     try:
