@@ -37,7 +37,6 @@ from helpers.mindinsight import free_ports as _free_ports
 from helpers.mindinsight import mindinsight_bin as _mindinsight_bin
 from helpers.mindinsight_runs import write_runs
 
-from sumlens.board.data.loader import Loader
 from sumlens.io.naming import mindinsight_order
 
 pytestmark = pytest.mark.mindinsight
@@ -215,16 +214,6 @@ def test_the_runs_show_mindinsight_reading_rules(
     (normal,) = (v for k, v in graph.items() if k.startswith("graph:"))
     kinds = normal["children"]["Default"]["type_counts"]
     assert kinds["aggregation_scope"] == 2 and kinds["name_scope"] == 4  # fc, norm, mix, head
-
-
-def test_loader_run_path(base: Path, tmp_path: Path) -> None:
-    loader = Loader(base, tmp_path)
-    try:
-        loader.poll()
-        assert loader.run_path("./sumlens_rotated") == base / "sumlens_rotated"
-        assert loader.run_path("./no_such_run") is None
-    finally:
-        loader.stop()
 
 
 # ---------------------------------------------------------------------- further requests

@@ -31,7 +31,7 @@ def test_unknown_names_are_empty() -> None:
     assert surface.samples("./a", "image", "img") == [] and surface.files("./b") == []
     assert surface.record_file("./a", NAME) is None and surface.payload("./a", NAME, 0, 1) is None
     (ref,) = surface.series("./a")
-    other = type(ref)("./a", 5, "loss", ref.key, 1, 0.0)
+    other = type(ref)("./a", 5, "loss", 1, 0.0)
     assert surface.points(other).size == 0
 
 

@@ -372,7 +372,7 @@ class MemorySurface:
             run = self._runs.get(run_id)
             found = [] if run is None else list(run.points.items())
         refs = [
-            SeriesRef(run_id, rank, tag, repr((rank, tag)), points.size, float(points["wall"][0]))
+            SeriesRef(run_id, rank, tag, points.size, float(points["wall"][0]))
             for (rank, tag), points in found
             if points.size
         ]

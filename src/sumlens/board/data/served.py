@@ -16,7 +16,6 @@ said once in the log.
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -73,7 +72,7 @@ class ServedRuns:
             if run is None:
                 return []
             refs = [
-                SeriesRef(run_id, s.rank, s.tag, repr((s.rank, s.tag)), s.count, s.first_wall)
+                SeriesRef(run_id, s.rank, s.tag, s.count, s.first_wall)
                 for s in run.series.values()
                 if s.count
             ]
@@ -147,12 +146,6 @@ class ServedRuns:
         with self._lock:
             run = self._runs.get(run_id)
             return [] if run is None else [state.public() for state in run.files.values()]
-
-    def run_path(self, run_id: str) -> Path | None:
-        """The directory of a run being served (None for an unknown run)."""
-        with self._lock:
-            run = self._runs.get(run_id)
-            return None if run is None else Path(run.path)
 
     def record_file(self, run_id: str, name: str, offset: int = 0) -> RecordFile | None:
         """The raw records of file ``name`` of a run from byte ``offset`` (None when the

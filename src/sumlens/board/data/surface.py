@@ -36,7 +36,6 @@ class SeriesRef:
     run: str
     rank: int | None
     tag: str
-    key: str
     count: int
     first_wall: float
 
