@@ -12,11 +12,6 @@ then makes unreadable with chmod 000.
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
-import tempfile
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -24,14 +19,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import unprivileged
 from helpers.board import free_port, get_json, running_server, wait_until, write_run
 from helpers.damage_data import CRAFTED_CORRUPT, write_crafted_run
 
 from sumlens import SummaryRecord
 from sumlens.board.data.loader import Loader
 from sumlens.board.settings import BoardSettings
-
-NOBODY = 65534
 
 
 @pytest.mark.parametrize("engine", ["python", "numba"])
@@ -125,40 +119,9 @@ print(json.dumps(out))
 
 @pytest.fixture
 def shared_dir() -> Iterator[Path]:
-    """A folder the unprivileged user can use (pytest's own are root's, mode 0700)."""
-    path = Path(tempfile.mkdtemp(prefix="sumlens-damage-"))
-    path.chmod(0o755)
-    yield path
-    for inside in [path, *path.rglob("*")]:
-        if not inside.is_symlink():
-            inside.chmod(0o755)
-    shutil.rmtree(path)
-
-
-def _as_unprivileged(code: str, args: list[str], owned: Path) -> subprocess.CompletedProcess[str]:
-    """Run Python ``code`` as ``nobody`` when we are root (``owned`` given to it), else as us.
-
-    ``nobody`` may not reach this interpreter (a venv over a Python in root's home): the
-    system's Python of the same version is tried then, with our import path.
-    """
-    if os.geteuid() != 0:
-        return subprocess.run(
-            [sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=300
-        )
-    for path in [owned, *owned.rglob("*")]:
-        os.chown(path, NOBODY, NOBODY)
-    as_nobody = {"user": NOBODY, "group": NOBODY, "extra_groups": [], "cwd": owned}
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
-    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
-    for python in (sys.executable, os.path.realpath(sys.executable), f"/usr/bin/{version}"):
-        try:
-            subprocess.run([python, "-c", "import sumlens.board.data.loader"], env=env, check=True,
-                           capture_output=True, timeout=120, **as_nobody)  # fmt: skip
-        except (OSError, subprocess.SubprocessError):
-            continue
-        return subprocess.run([python, "-c", code, *args], env=env, capture_output=True,
-                              text=True, timeout=300, **as_nobody)  # fmt: skip
-    pytest.skip("no Python interpreter the unprivileged user nobody can run")
+    """A folder the unprivileged user can use (see :mod:`helpers.unprivileged`)."""
+    with unprivileged.shared_dir("sumlens-damage-") as path:
+        yield path
 
 
 def test_files_and_directories_that_cannot_be_read(shared_dir: Path) -> None:
@@ -172,7 +135,7 @@ def test_files_and_directories_that_cannot_be_read(shared_dir: Path) -> None:
             record.add_value("image", "img", np.full((1, 3, 4, 4), 0.5, dtype=np.float32))
             record.record(step)
     write_run(base / "b", range(1, 4))
-    done = _as_unprivileged(CHILD, [str(base), str(shared_dir / "ws")], shared_dir)
+    done = unprivileged.run_unprivileged(CHILD, [str(base), str(shared_dir / "ws")], shared_dir)
     assert done.returncode == 0, done.stderr[-3000:]
     seen = json.loads(done.stdout)
     assert seen["before"]["value"] == "read"
