@@ -19,14 +19,17 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as dist_version
 from pathlib import Path
 from typing import Any
+
+import httpx
 
 NOISE_TIE = 1.3
 """Ratios under this are ties on these noisy machines (anchors.md)."""
@@ -251,3 +254,45 @@ def stop_server(proc: subprocess.Popen[bytes]) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
+
+
+@contextlib.contextmanager
+def server_until(
+    name: str,
+    args: list[str],
+    env: dict[str, str],
+    port: int,
+    done: Callable[[Any], bool],
+    poll_s: float,
+    timeout_s: float,
+) -> Iterator[tuple[subprocess.Popen[bytes], float]]:
+    """Launch the server ``args`` (listening on ``port``) and wait until ``done(client)``
+    holds, asked every ``poll_s``; yield the process and the seconds from the launch until
+    then. The server is stopped on leaving (:func:`stop_server`); one that exits early says
+    why (the tail of its output), one not done in ``timeout_s`` is a ``TimeoutError``."""
+
+    with tempfile.TemporaryFile() as log:
+        started = time.perf_counter()
+        proc = subprocess.Popen(
+            args,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+        )
+        try:
+            with httpx.Client(
+                base_url=f"http://127.0.0.1:{port}", trust_env=False, timeout=120
+            ) as client:
+                while not done(client):
+                    if proc.poll() is not None:
+                        log.seek(0)
+                        tail = log.read().decode(errors="replace")[-2000:]
+                        raise RuntimeError(f"{name} exited ({proc.returncode}):\n{tail}")
+                    if time.perf_counter() - started > timeout_s:
+                        raise TimeoutError(f"{name}: not done after {timeout_s:.0f} s")
+                    time.sleep(poll_s)
+            yield proc, time.perf_counter() - started
+        finally:
+            stop_server(proc)

@@ -13,14 +13,13 @@ measured by giving its ``src`` as ``pythonpath``).
 from __future__ import annotations
 
 import os
-import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
-from _harness import free_port, serve_args, stop_server
+from _harness import free_port, serve_args, server_until
 
 CACHE = Path("~/.cache/sumlens/bench/idle").expanduser()
 EMPTY_DIRS = 20_000
@@ -97,34 +96,18 @@ def idle_cpu_share(
     port = free_port()
     with (
         tempfile.TemporaryDirectory(prefix="sumlens-idle-") as workspace,
-        tempfile.TemporaryFile() as log,
-    ):
-        started = time.perf_counter()
-        proc = subprocess.Popen(
+        server_until(
+            "the server",
             serve_args(base_dir, port, Path(workspace)),
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env=env,
-            start_new_session=True,
-        )
-        try:
-            with httpx.Client(
-                base_url=f"http://127.0.0.1:{port}", trust_env=False, timeout=60
-            ) as client:
-                while _loading(client):
-                    if proc.poll() is not None:
-                        log.seek(0)
-                        tail = log.read().decode(errors="replace")[-2000:]
-                        raise RuntimeError(f"the server exited ({proc.returncode}):\n{tail}")
-                    if time.perf_counter() - started > START_TIMEOUT_S:
-                        raise TimeoutError(f"first pass not over after {START_TIMEOUT_S:.0f} s")
-                    time.sleep(0.2)
-            first_pass_s = time.perf_counter() - started
-            time.sleep(reload_interval_s)  # past the first pass's tail (its state saved)
-            cpu_before, wall_before = cpu_seconds(proc.pid), time.perf_counter()
-            time.sleep(window_s)
-            cpu_after, wall_after = cpu_seconds(proc.pid), time.perf_counter()
-        finally:
-            stop_server(proc)
+            env,
+            port,
+            lambda client: not _loading(client),
+            0.2,
+            START_TIMEOUT_S,
+        ) as (proc, first_pass_s),
+    ):
+        time.sleep(reload_interval_s)  # past the first pass's tail (its state saved)
+        cpu_before, wall_before = cpu_seconds(proc.pid), time.perf_counter()
+        time.sleep(window_s)
+        cpu_after, wall_after = cpu_seconds(proc.pid), time.perf_counter()
     return IdleResult(cpu_after - cpu_before, wall_after - wall_before, first_pass_s)

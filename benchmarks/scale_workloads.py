@@ -22,7 +22,6 @@ import contextlib
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -34,7 +33,7 @@ from typing import Any
 import httpx
 import orjson
 from _data import listing
-from _harness import free_port, serve_args, stop_server
+from _harness import free_port, serve_args, server_until
 
 from sumlens import SummaryRecord
 
@@ -144,35 +143,9 @@ def _timed(
     poll_s: float,
 ) -> dict[str, Any]:
     """Start ``args``; ``{"seconds": ...}`` from the start until ``done(client)`` holds,
-    asked every ``poll_s``. The server is stopped afterwards (SIGTERM, then its whole
-    process group is killed)."""
-    log = tempfile.TemporaryFile()  # noqa: SIM115 - closed in the finally below
-    started = time.perf_counter()
-    proc = subprocess.Popen(
-        args,
-        stdin=subprocess.DEVNULL,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        env=env,
-        start_new_session=True,
-    )
-    try:
-        with httpx.Client(
-            base_url=f"http://127.0.0.1:{port}", trust_env=False, timeout=120
-        ) as client:
-            while not done(client):
-                if proc.poll() is not None:
-                    log.seek(0)
-                    tail = log.read().decode(errors="replace")[-2000:]
-                    raise RuntimeError(f"{name} exited ({proc.returncode}):\n{tail}")
-                if time.perf_counter() - started > TIMEOUT_S:
-                    raise TimeoutError(f"{name}: not done after {TIMEOUT_S:.0f} s")
-                time.sleep(poll_s)
-            seconds = time.perf_counter() - started
-    finally:
-        stop_server(proc)
-        log.close()
-    return {"seconds": seconds}
+    asked every ``poll_s``; the server is stopped afterwards."""
+    with server_until(name, args, env, port, done, poll_s, TIMEOUT_S) as (_, seconds):
+        return {"seconds": seconds}
 
 
 def sumlens_done(client: httpx.Client, workload: Workload) -> bool:
