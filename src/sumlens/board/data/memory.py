@@ -32,7 +32,7 @@ import numpy as np
 
 from sumlens.board.data.samples import SAMPLE
 from sumlens.board.data.store import POINT
-from sumlens.board.data.surface import RunFile, Samples, SeriesRef
+from sumlens.board.data.surface import RunFile, RunSummary, Samples, SeriesRef
 from sumlens.board.errors import ValueUnreadable
 from sumlens.board.settings import BoardSettings
 from sumlens.io import Event, RecordFile, masked_crc32c
@@ -119,40 +119,35 @@ class _Run:
         self.created = wall if self.created is None else min(self.created, wall)
 
     def summary(self) -> dict[str, Any]:
-        """The run as ``/api/v1/runs`` lists it (the loader's shape, field for field)."""
+        """The run as ``/api/v1/runs`` lists it (the loader's shape: :class:`RunSummary`)."""
         found: dict[str, set[str]] = {}
         for (_, plugin, tag), kept in self.values.items():
             if kept:
                 found.setdefault(plugin, set()).add(tag)
-        tags = {plugin: sorted(names) for plugin, names in found.items()}
-        scalar_tags = sorted({tag for (_, tag), points in self.points.items() if points.size})
-        if scalar_tags:
-            tags["scalar"] = scalar_tags
         ranks = {rank for rank, _ in self.points} | {rank for rank, _, _ in self.values}
         files = [entry for entry, _ in self.files.values()]
         walls = [float(p["wall"][-1]) for p in self.points.values() if p.size]
         walls += [wall for kept in self.values.values() for _, wall, _ in kept]
-        return {
-            "id": self.id,
-            "created": self.created,
-            "updated": self.updated if self.updated is not None else max(walls, default=0.0),
-            "status": self.status,
-            "error": self.error,
-            "tags": tags,
-            "ranks": sorted(rank for rank in ranks if rank is not None),
-            "points": sum(int(points.size) for points in self.points.values()),
-            "files": len(files),
-            "damage": {
-                "corrupt_records": self.corrupt_records,
-                "skipped_bytes": self.skipped_bytes,
-                "unreadable_files": sum(f.unreadable or bool(f.read_error) for f in files),
-                "damaged_values": len(self.damaged),
-                "unreadable_directory": self.unreadable_directory,
-            },
-            "several_trainings": self.several_trainings,
-            "restarts": self.restarts,
-            "stale_points_dropped": self.stale_points_dropped,
-        }
+        return RunSummary(
+            id=self.id,
+            created=self.created,
+            updated=self.updated if self.updated is not None else max(walls, default=0.0),
+            status=self.status,
+            error=self.error,
+            sampled_tags=found,
+            scalar_tags={tag for (_, tag), points in self.points.items() if points.size},
+            ranks={rank for rank in ranks if rank is not None},
+            points=sum(int(points.size) for points in self.points.values()),
+            files=len(files),
+            corrupt_records=self.corrupt_records,
+            skipped_bytes=self.skipped_bytes,
+            unreadable_files=sum(f.unreadable or bool(f.read_error) for f in files),
+            damaged_values=len(self.damaged),
+            unreadable_directory=self.unreadable_directory,
+            several_trainings=self.several_trainings,
+            restarts=self.restarts,
+            stale_points_dropped=self.stale_points_dropped,
+        ).as_json()
 
 
 def _rank_order(rank: int | None) -> int:

@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 
 from sumlens.board.data.samples import SampleBucket
 from sumlens.board.data.store import Chunk
-from sumlens.board.data.surface import RunFile
+from sumlens.board.data.surface import RunFile, RunSummary
 
 
 class SeriesKey(NamedTuple):
@@ -120,29 +120,24 @@ class RunState:
                 found.setdefault(key.plugin, set()).add(key.tag)
             if key.rank is not None:
                 ranks.add(key.rank)
-        tags = {plugin: sorted(names) for plugin, names in found.items()}
-        scalar_tags = sorted({s.tag for s in self.series.values() if s.count})
-        if scalar_tags:
-            tags["scalar"] = scalar_tags
         files = self.files.values()
-        return {
-            "id": self.id,
-            "created": self.created,
-            "updated": self.updated,
-            "status": self.status,
-            "error": self.error,
-            "tags": tags,
-            "ranks": sorted(ranks),
-            "points": sum(s.count for s in self.series.values()),
-            "files": len(self.files),
-            "damage": {
-                "corrupt_records": sum(f.corrupt_records for f in files),
-                "skipped_bytes": sum(f.skipped_bytes for f in files),
-                "unreadable_files": sum(f.unreadable or bool(f.read_error) for f in files),
-                "damaged_values": len(self.damaged_values),
-                "unreadable_directory": self.unlisted,
-            },
-            "several_trainings": self.several_trainings,
-            "restarts": self.restarts,
-            "stale_points_dropped": self.stale_points_dropped,
-        }
+        return RunSummary(
+            id=self.id,
+            created=self.created,
+            updated=self.updated,
+            status=self.status,
+            error=self.error,
+            sampled_tags=found,
+            scalar_tags={s.tag for s in self.series.values() if s.count},
+            ranks=ranks,
+            points=sum(s.count for s in self.series.values()),
+            files=len(self.files),
+            corrupt_records=sum(f.corrupt_records for f in files),
+            skipped_bytes=sum(f.skipped_bytes for f in files),
+            unreadable_files=sum(f.unreadable or bool(f.read_error) for f in files),
+            damaged_values=len(self.damaged_values),
+            unreadable_directory=self.unlisted,
+            several_trainings=self.several_trainings,
+            restarts=self.restarts,
+            stale_points_dropped=self.stale_points_dropped,
+        ).as_json()

@@ -66,6 +66,59 @@ class RunFile:
     read_error: str
 
 
+@dataclass(frozen=True, slots=True)
+class RunSummary:
+    """What the run list says of one run; :meth:`as_json` is its ``/api/v1/runs`` entry,
+    the same shape whichever surface made it."""
+
+    id: str
+    created: float | None
+    updated: float | None
+    status: str
+    error: str | None
+    sampled_tags: dict[str, set[str]]
+    """The tags of each non-scalar plugin that has kept values."""
+    scalar_tags: set[str]
+    ranks: set[int]
+    points: int
+    files: int
+    corrupt_records: int
+    skipped_bytes: int
+    unreadable_files: int
+    damaged_values: int
+    unreadable_directory: str | None
+    several_trainings: bool
+    restarts: int
+    stale_points_dropped: int
+
+    def as_json(self) -> dict[str, Any]:
+        """The run list's entry: tags sorted per plugin (scalars last), ranks sorted."""
+        tags = {plugin: sorted(names) for plugin, names in self.sampled_tags.items()}
+        if self.scalar_tags:
+            tags["scalar"] = sorted(self.scalar_tags)
+        return {
+            "id": self.id,
+            "created": self.created,
+            "updated": self.updated,
+            "status": self.status,
+            "error": self.error,
+            "tags": tags,
+            "ranks": sorted(self.ranks),
+            "points": self.points,
+            "files": self.files,
+            "damage": {
+                "corrupt_records": self.corrupt_records,
+                "skipped_bytes": self.skipped_bytes,
+                "unreadable_files": self.unreadable_files,
+                "damaged_values": self.damaged_values,
+                "unreadable_directory": self.unreadable_directory,
+            },
+            "several_trainings": self.several_trainings,
+            "restarts": self.restarts,
+            "stale_points_dropped": self.stale_points_dropped,
+        }
+
+
 @runtime_checkable
 class ReadSurface(Protocol):
     """Everything the routes read (see the module docstring for the rules)."""
