@@ -107,6 +107,14 @@ def _board_options(parser: argparse.ArgumentParser, *, serve: bool = False) -> N
         help=f"seconds between looks for new data (default {Defaults.reload_interval:g})",
     )
     parser.add_argument(
+        "--no-watch",
+        dest="watch",
+        action="store_const",
+        const=False,
+        help="walk the folder at every reload interval instead of watching it for changes "
+        "(watching is used on local file systems; default: watch)",
+    )
+    parser.add_argument(
         "--workspace",
         metavar="DIR",
         help=f"pid files, logs and caches (default {Defaults.workspace})",

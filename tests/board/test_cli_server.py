@@ -143,7 +143,11 @@ def test_start_hands_its_checked_settings_to_the_server(board: Board) -> None:
     line holds only the port (which names it), and every setting reaches the server."""
     port = free_port()
     out = board.start(
-        port, "--reload-interval=0.7", "--allowed-hosts=box.lan", "--samples-per-plugin=images=20"
+        port,
+        "--reload-interval=0.7",
+        "--allowed-hosts=box.lan",
+        "--samples-per-plugin=images=20",
+        "--no-watch",
     )
     assert out.returncode == 0, out.stderr
     pid = board.record(port)["pid"]
@@ -154,7 +158,10 @@ def test_start_hands_its_checked_settings_to_the_server(board: Board) -> None:
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     try:
         connection.request("GET", "/api/v1/health", headers={"Host": "box.lan"})
-        assert connection.getresponse().status == 200
+        response = connection.getresponse()
+        assert response.status == 200
+        health = json.loads(response.read())
+        assert not health["watching"] and "--no-watch" in health["polling_reason"]
     finally:
         connection.close()
 

@@ -76,6 +76,9 @@ class BoardSettings:
     url_path_prefix: str = ""
     allowed_hosts: tuple[str, ...] = ()
     samples_per_plugin: tuple[tuple[str, int], ...] = ()
+    watch: bool = True
+    """Whether a local base directory is watched for changes rather than walked at every
+    reload interval (:mod:`sumlens.board.data.watch`)."""
 
     @classmethod
     def create(
@@ -88,6 +91,7 @@ class BoardSettings:
         url_path_prefix: str | None = None,
         allowed_hosts: str | tuple[str, ...] | list[str] | None = None,
         samples_per_plugin: str | None = None,
+        watch: bool | None = None,
     ) -> BoardSettings:
         """Checked settings: the base directory must exist, the rest be in range (None, or
         an argument left out, is the default)."""
@@ -121,6 +125,7 @@ class BoardSettings:
             url_path_prefix=normalise_prefix(url_path_prefix or cls.url_path_prefix),
             allowed_hosts=_hosts(allowed_hosts or cls.allowed_hosts),
             samples_per_plugin=_caps(samples_per_plugin or ""),
+            watch=cls.watch if watch is None else bool(watch),
         )
 
     def to_json(self) -> str:

@@ -20,7 +20,8 @@ def test_it_is_a_read_surface_that_does_not_poll() -> None:
     surface = MemorySurface()
     assert isinstance(surface, ReadSurface) and not isinstance(surface, Polling)
     assert surface.status() == {"base_dir": "/memory", "loading": False, "reload_interval": 3.0,
-                                "truncated": False, "engine": None}  # fmt: skip
+                                "truncated": False, "engine": None, "watching": False,
+                                "polling_reason": "runs held in memory"}  # fmt: skip
 
 
 def test_unknown_names_are_empty() -> None:

@@ -81,6 +81,7 @@ def test_health_says_what_is_served(client: TestClient) -> None:
     body = _get(client, "/api/v1/health")
     assert body["status"] == "ok" and body["base_dir"] == "/runs/base"
     assert body["port"] == 6006 and body["loading"] is False and isinstance(body["pid"], int)
+    assert body["watching"] is False and body["polling_reason"] == "runs held in memory"
 
 
 def test_runs_lists_everything(client: TestClient, surface: MemorySurface) -> None:

@@ -81,6 +81,8 @@ def make_router(surface: ReadSurface, port: int) -> APIRouter:
                 "pid": os.getpid(),
                 "port": port,
                 "loading": status["loading"],
+                "watching": status["watching"],
+                "polling_reason": status["polling_reason"],
             }
         )
 

@@ -80,6 +80,9 @@ class Discovery:
     runs: dict[str, FoundRun]
     truncated: bool = False
     unlisted: dict[str, str] = field(default_factory=dict)
+    links: bool = False
+    """Whether a directory walked holds symbolic links (what they lead to can change
+    without any directory of the tree changing)."""
 
 
 def run_id(base_dir: Path, directory: Path) -> str:
@@ -107,6 +110,8 @@ class _Listing:
     stamp: tuple[int, int, int | None, int | None]
     """The directory's modification and change times, device and inode when it was listed."""
     reusable: bool
+    links: bool
+    """Whether the directory holds symbolic links (it is then never reusable)."""
     files: tuple[str, ...]
     """Its event files' paths, in reading order."""
     subdirs: tuple[str, ...]
@@ -160,6 +165,8 @@ class Walker:
                 except OSError as err:
                     found.unlisted[run_id(self.base_dir, Path(directory))] = _reason(err)
                     continue
+                if self._listings[directory].links:
+                    found.links = True
                 if files:
                     if len(found.runs) >= self.max_runs:
                         found.truncated = True
@@ -208,9 +215,11 @@ class Walker:
         files = sorted((e for e in entries if e.is_file), key=lambda f: file_order_key(f.name))
         subdirs = [(join(directory, e.name), e) for e in sorted(entries, key=_name) if e.is_dir]
         settled = max(stamp[0], stamp[1]) < listed_at - self._settle_ns
+        links = any(e.is_link for e in entries)
         listing = _Listing(
             stamp,
-            settled and not any(e.is_link for e in entries),
+            settled and not links,
+            links,
             tuple(join(directory, f.name) for f in files),
             tuple(path for path, _ in subdirs),
         )

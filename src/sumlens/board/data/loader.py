@@ -8,6 +8,10 @@ and chunks, whatever the base directory holds. The states are saved
 (:mod:`sumlens.board.data.persist`) during a long first pass and after each pass, and a
 re-open starts from them, reading only what grew.
 
+While nothing changes, a local base directory is not walked: a
+:class:`~sumlens.board.data.watch.TreeWatch` says when something did (and the loader walks
+at every reload interval where watching cannot work).
+
 The :class:`Loader` is the :class:`~sumlens.board.data.surface.ReadSurface` of a real base
 directory (its queries are :class:`~sumlens.board.data.served.ServedRuns`'). Damage is
 counted, never fatal: besides what reading meets, a run directory that cannot be listed is
@@ -30,6 +34,7 @@ from sumlens.board.data.reader import Engine, RunReader
 from sumlens.board.data.served import ServedRuns
 from sumlens.board.data.state import RunState
 from sumlens.board.data.store import SegmentStore
+from sumlens.board.data.watch import TreeWatch
 from sumlens.board.plugins import DEFAULT_CAPS
 from sumlens.board.settings import BoardSettings
 from sumlens.io.storage import LOCAL_STORAGE, Storage
@@ -45,7 +50,8 @@ class Loader(ServedRuns):
 
     ``caps`` sets how many values of each non-scalar plugin a series keeps (defaults:
     :data:`~sumlens.board.plugins.DEFAULT_CAPS`); run files are listed and read through
-    ``storage``.
+    ``storage``. With ``watch`` (and the local file system), walks wait for a reported
+    change (:mod:`~sumlens.board.data.watch`).
     """
 
     def __init__(
@@ -57,6 +63,7 @@ class Loader(ServedRuns):
         caps: dict[str, int] | None = None,
         *,
         storage: Storage = LOCAL_STORAGE,
+        watch: bool = BoardSettings.watch,
     ) -> None:
         self.base_dir = Path(base_dir)
         super().__init__(SegmentStore(Path(workspace), self.base_dir), storage)
@@ -73,6 +80,11 @@ class Loader(ServedRuns):
         self._save_lock = threading.Lock()  # one save at a time
         self._restored = False
         self._walker = Walker(self.base_dir, storage)
+        off = None if watch else "watching is off (--no-watch)"
+        if storage is not LOCAL_STORAGE:
+            off = "its storage is not the local file system"
+        self._watch = TreeWatch(self.base_dir, off=off)
+        self._links = False  # whether the last walk met symbolic links
         self._reader = RunReader(self, self.caps, engine, self._stop)
 
     # ------------------------------------------------------------------ lifecycle
@@ -80,12 +92,14 @@ class Loader(ServedRuns):
     def start(self) -> None:
         """Poll in a background thread every ``reload_interval`` seconds."""
         if self._thread is None:
+            self._watch.start()
             self._thread = threading.Thread(target=self._run, name="sumlens-loader", daemon=True)
             self._thread.start()
 
     def stop(self, timeout: float = 10.0) -> None:
         """Stop polling, save the state and release the cache directory."""
         self._stop.set()
+        self._watch.stop()
         if self._thread is not None:
             self._thread.join(timeout)
         self._save()
@@ -127,7 +141,8 @@ class Loader(ServedRuns):
     def _run(self) -> None:
         while not self._stop.is_set():
             try:
-                self.poll()
+                if self._watch.due(self._links):
+                    self.poll()
             except Exception:  # the server keeps serving what it has
                 _log.exception("the loader's poll failed; retrying in %.1f s", self.reload_interval)
             self._stop.wait(self.reload_interval)
@@ -140,6 +155,8 @@ class Loader(ServedRuns):
             "reload_interval": self.reload_interval,
             "truncated": self.truncated,
             "engine": self._reader.engine_used,
+            "watching": self._watch.watching,
+            "polling_reason": self._watch.reason,
         }
 
     # ------------------------------------------------------------------ polling
@@ -155,6 +172,7 @@ class Loader(ServedRuns):
                 len(found.runs),
             )
         self.truncated = found.truncated
+        self._links = found.links
         changed = self._forget_gone(found)
         if self._mark_unlisted(found):
             changed = True

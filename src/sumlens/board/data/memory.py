@@ -180,6 +180,8 @@ class MemorySurface:
             "reload_interval": reload_interval,
             "truncated": truncated,
             "engine": engine,
+            "watching": False,
+            "polling_reason": "runs held in memory",
         }
 
     # ------------------------------------------------------------------ building

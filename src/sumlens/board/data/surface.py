@@ -130,7 +130,9 @@ class ReadSurface(Protocol):
 
     def status(self) -> dict[str, Any]:
         """What ``/api/v1/health`` and the run list say of the loading itself:
-        ``base_dir``, ``loading``, ``reload_interval``, ``truncated`` and ``engine``."""
+        ``base_dir``, ``loading``, ``reload_interval``, ``truncated``, ``engine``,
+        ``watching`` (whether changes are watched rather than walked for) and
+        ``polling_reason`` (why not, None while watching)."""
         ...
 
     def runs(self) -> list[dict[str, Any]]:

@@ -140,6 +140,7 @@ def create_app(settings: BoardSettings, loader: ReadSurface | None = None) -> Fa
             settings.workspace,
             reload_interval=settings.reload_interval,
             caps=dict(settings.samples_per_plugin),
+            watch=settings.watch,
         )
     prefix = settings.url_path_prefix
 
