@@ -4,6 +4,8 @@ Contenders (see ``benchmarks/README.md`` for what each row means):
 
 * ``sumlens``: ``SummaryRecord(log_dir)`` (MindSpore format, ``num_process=32``, the default);
 * ``sumlens_tb``: the same with ``file_format="tensorboard"`` (info: same format as torch);
+* ``sumlens_writer``: ``sumlens.SummaryWriter``, torch's API (TensorBoard format), called
+  exactly as torch's writer is (each call its own ``global_step``);
 * ``torch``: ``torch.utils.tensorboard.SummaryWriter``;
 * ``tbx``: ``tensorboardX.SummaryWriter``;
 * ``ms``: real MindSpore 2.10's ``SummaryRecord``, from the venv ``make bench-anchors`` makes;
@@ -62,11 +64,12 @@ from workloads import (  # noqa: E402
 NOISE_TIE = 1.3
 """Ratios under this are ties on these noisy machines (anchors.md)."""
 NUM_PROCESS = (1, 2, 4)
-BASE = ("sumlens", "sumlens_tb")
+BASE = ("sumlens", "sumlens_tb", "sumlens_writer")
 ANCHORS = ("torch", "tbx", "ms")
 LABELS = {
     "sumlens": "sumlens SummaryRecord (MS format)",
     "sumlens_tb": "sumlens SummaryRecord (TB format)",
+    "sumlens_writer": "sumlens SummaryWriter (torch's API)",
     "torch": "torch SummaryWriter",
     "tbx": "tensorboardX SummaryWriter",
     "ms": "MindSpore SummaryRecord",

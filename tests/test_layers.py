@@ -3,9 +3,10 @@
 Packages import downward only, so each can be read, tested and imported without those
 above it::
 
+    integrations           (Lightning, Hugging Face, Keras adapters: built on all below)
     landscape, thor        (loss landscapes, the THOR optimizer: built on training)
     train                  (Model, callbacks, SummaryCollector, checkpoints)
-    metrics
+    metrics, writer        (metrics; torch's SummaryWriter API over SummaryRecord)
     summary                (SummaryRecord and its writer)
     graph                  (a model's graph, a DataLoader's lineage: GraphProto, DatasetGraph)
     io, lineage            (reading and framing records; lineage values)
@@ -37,9 +38,10 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"io", "lineage"}),
     frozenset({"graph"}),
     frozenset({"summary"}),
-    frozenset({"metrics"}),
+    frozenset({"metrics", "writer"}),
     frozenset({"train"}),
     frozenset({"landscape", "thor"}),
+    frozenset({"integrations"}),
 )
 """Rows from the bottom: a package may import the packages of the rows below its own."""
 
@@ -47,7 +49,7 @@ BOARD_MAY_IMPORT = frozenset({"io"})
 """The dashboard reads what training wrote through the readers, and nothing else."""
 
 ENTRY_POINTS: dict[str, frozenset[str]] = {
-    "__init__": frozenset({"summary", "train", "landscape"}),
+    "__init__": frozenset({"summary", "train", "landscape", "writer"}),
     "__main__": frozenset({"cli"}),
     "cli": frozenset({"board", "io"}),
     "ops": frozenset({"graph", "summary"}),

@@ -1,7 +1,8 @@
 """Worker of ``bench_write.py`` for the contenders of the project's .venv.
 
 Contenders: ``sumlens`` (``SummaryRecord``, MindSpore format, the default),
-``sumlens_tb`` (the same with ``file_format="tensorboard"``), ``torch``
+``sumlens_tb`` (the same with ``file_format="tensorboard"``), ``sumlens_writer``
+(``sumlens.SummaryWriter``, torch's API, called exactly as torch's writer is), ``torch``
 (``torch.utils.tensorboard.SummaryWriter``) and ``tbx`` (``tensorboardX.SummaryWriter``).
 One worker process serves one contender (see :func:`workloads.serve`); values are the
 same for all: Python floats, 0-d CPU torch tensors, or CPU torch tensors wrapping the
@@ -152,6 +153,10 @@ def make_writer(job: dict, log_dir: str) -> tuple[Writer, int]:
     contender = job["contender"]
     if contender in ("sumlens", "sumlens_tb"):
         return sumlens_writer(job, log_dir)
+    if contender == "sumlens_writer":
+        from sumlens import SummaryWriter
+
+        return _tb_writer(SummaryWriter, job, log_dir)
     if contender == "torch":
         from torch.utils.tensorboard import SummaryWriter
 

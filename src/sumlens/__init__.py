@@ -35,8 +35,10 @@ if TYPE_CHECKING:
         load_param_into_net,
         save_checkpoint,
     )
+    from sumlens.writer import SummaryWriter, finish, init, log
 
 __all__ = ["SummaryLandscape", "SummaryRecord", "__version__", "logger"]
+__all__ += ["SummaryWriter", "finish", "init", "log"]  # torch's writer API, wandb's style
 __all__ += [  # training
     "Callback",
     "DynamicLossScaleManager",
@@ -67,6 +69,10 @@ __all__ += [  # checkpoints
 _NOT_FROM_TRAIN = {
     "SummaryLandscape": "sumlens.landscape.summary_landscape",
     "SummaryRecord": "sumlens.summary",
+    "SummaryWriter": "sumlens.writer",
+    "finish": "sumlens.writer",
+    "init": "sumlens.writer",
+    "log": "sumlens.writer",
 }
 
 __getattr__ = lazy_names(

@@ -163,8 +163,21 @@ class Summary(_message.Message):
         colorspace: int
         encoded_image_string: bytes
         def __init__(self, height: _Optional[int] = ..., width: _Optional[int] = ..., colorspace: _Optional[int] = ..., encoded_image_string: _Optional[bytes] = ...) -> None: ...
+    class Audio(_message.Message):
+        __slots__ = ("sample_rate", "num_channels", "length_frames", "encoded_audio_string", "content_type")
+        SAMPLE_RATE_FIELD_NUMBER: _ClassVar[int]
+        NUM_CHANNELS_FIELD_NUMBER: _ClassVar[int]
+        LENGTH_FRAMES_FIELD_NUMBER: _ClassVar[int]
+        ENCODED_AUDIO_STRING_FIELD_NUMBER: _ClassVar[int]
+        CONTENT_TYPE_FIELD_NUMBER: _ClassVar[int]
+        sample_rate: float
+        num_channels: int
+        length_frames: int
+        encoded_audio_string: bytes
+        content_type: str
+        def __init__(self, sample_rate: _Optional[float] = ..., num_channels: _Optional[int] = ..., length_frames: _Optional[int] = ..., encoded_audio_string: _Optional[bytes] = ..., content_type: _Optional[str] = ...) -> None: ...
     class Value(_message.Message):
-        __slots__ = ("node_name", "tag", "metadata", "simple_value", "obsolete_old_style_histogram", "image", "histo", "tensor")
+        __slots__ = ("node_name", "tag", "metadata", "simple_value", "obsolete_old_style_histogram", "image", "histo", "audio", "tensor")
         NODE_NAME_FIELD_NUMBER: _ClassVar[int]
         TAG_FIELD_NUMBER: _ClassVar[int]
         METADATA_FIELD_NUMBER: _ClassVar[int]
@@ -172,6 +185,7 @@ class Summary(_message.Message):
         OBSOLETE_OLD_STYLE_HISTOGRAM_FIELD_NUMBER: _ClassVar[int]
         IMAGE_FIELD_NUMBER: _ClassVar[int]
         HISTO_FIELD_NUMBER: _ClassVar[int]
+        AUDIO_FIELD_NUMBER: _ClassVar[int]
         TENSOR_FIELD_NUMBER: _ClassVar[int]
         node_name: str
         tag: str
@@ -180,22 +194,55 @@ class Summary(_message.Message):
         obsolete_old_style_histogram: bytes
         image: Summary.Image
         histo: HistogramProto
+        audio: Summary.Audio
         tensor: TensorProto
-        def __init__(self, node_name: _Optional[str] = ..., tag: _Optional[str] = ..., metadata: _Optional[_Union[SummaryMetadata, _Mapping]] = ..., simple_value: _Optional[float] = ..., obsolete_old_style_histogram: _Optional[bytes] = ..., image: _Optional[_Union[Summary.Image, _Mapping]] = ..., histo: _Optional[_Union[HistogramProto, _Mapping]] = ..., tensor: _Optional[_Union[TensorProto, _Mapping]] = ...) -> None: ...
+        def __init__(self, node_name: _Optional[str] = ..., tag: _Optional[str] = ..., metadata: _Optional[_Union[SummaryMetadata, _Mapping]] = ..., simple_value: _Optional[float] = ..., obsolete_old_style_histogram: _Optional[bytes] = ..., image: _Optional[_Union[Summary.Image, _Mapping]] = ..., histo: _Optional[_Union[HistogramProto, _Mapping]] = ..., audio: _Optional[_Union[Summary.Audio, _Mapping]] = ..., tensor: _Optional[_Union[TensorProto, _Mapping]] = ...) -> None: ...
     VALUE_FIELD_NUMBER: _ClassVar[int]
     value: _containers.RepeatedCompositeFieldContainer[Summary.Value]
     def __init__(self, value: _Optional[_Iterable[_Union[Summary.Value, _Mapping]]] = ...) -> None: ...
 
+class TaggedRunMetadata(_message.Message):
+    __slots__ = ("tag", "run_metadata")
+    TAG_FIELD_NUMBER: _ClassVar[int]
+    RUN_METADATA_FIELD_NUMBER: _ClassVar[int]
+    tag: str
+    run_metadata: bytes
+    def __init__(self, tag: _Optional[str] = ..., run_metadata: _Optional[bytes] = ...) -> None: ...
+
+class SessionLog(_message.Message):
+    __slots__ = ("status", "checkpoint_path", "msg")
+    class SessionStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+        __slots__ = ()
+        STATUS_UNSPECIFIED: _ClassVar[SessionLog.SessionStatus]
+        START: _ClassVar[SessionLog.SessionStatus]
+        STOP: _ClassVar[SessionLog.SessionStatus]
+        CHECKPOINT: _ClassVar[SessionLog.SessionStatus]
+    STATUS_UNSPECIFIED: SessionLog.SessionStatus
+    START: SessionLog.SessionStatus
+    STOP: SessionLog.SessionStatus
+    CHECKPOINT: SessionLog.SessionStatus
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    CHECKPOINT_PATH_FIELD_NUMBER: _ClassVar[int]
+    MSG_FIELD_NUMBER: _ClassVar[int]
+    status: SessionLog.SessionStatus
+    checkpoint_path: str
+    msg: str
+    def __init__(self, status: _Optional[_Union[SessionLog.SessionStatus, str]] = ..., checkpoint_path: _Optional[str] = ..., msg: _Optional[str] = ...) -> None: ...
+
 class Event(_message.Message):
-    __slots__ = ("wall_time", "step", "file_version", "graph_def", "summary")
+    __slots__ = ("wall_time", "step", "file_version", "graph_def", "summary", "session_log", "tagged_run_metadata")
     WALL_TIME_FIELD_NUMBER: _ClassVar[int]
     STEP_FIELD_NUMBER: _ClassVar[int]
     FILE_VERSION_FIELD_NUMBER: _ClassVar[int]
     GRAPH_DEF_FIELD_NUMBER: _ClassVar[int]
     SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    SESSION_LOG_FIELD_NUMBER: _ClassVar[int]
+    TAGGED_RUN_METADATA_FIELD_NUMBER: _ClassVar[int]
     wall_time: float
     step: int
     file_version: str
     graph_def: bytes
     summary: Summary
-    def __init__(self, wall_time: _Optional[float] = ..., step: _Optional[int] = ..., file_version: _Optional[str] = ..., graph_def: _Optional[bytes] = ..., summary: _Optional[_Union[Summary, _Mapping]] = ...) -> None: ...
+    session_log: SessionLog
+    tagged_run_metadata: TaggedRunMetadata
+    def __init__(self, wall_time: _Optional[float] = ..., step: _Optional[int] = ..., file_version: _Optional[str] = ..., graph_def: _Optional[bytes] = ..., summary: _Optional[_Union[Summary, _Mapping]] = ..., session_log: _Optional[_Union[SessionLog, _Mapping]] = ..., tagged_run_metadata: _Optional[_Union[TaggedRunMetadata, _Mapping]] = ...) -> None: ...

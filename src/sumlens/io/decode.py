@@ -616,10 +616,12 @@ def _tensorboard_events(
         return out
     if what == "graph_def":
         skipped.append("graph_def")
+    elif what in ("tagged_run_metadata", "session_log"):
+        skipped.append(what)
     elif what is None:
         event.DiscardUnknownFields()
         if event.ByteSize() != len(payload):
-            skipped.append("other_event")  # log messages, session logs, run metadata
+            skipped.append("other_event")  # log messages, meta graphs
     return []
 
 

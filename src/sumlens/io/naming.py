@@ -41,6 +41,18 @@ def check_affix(name: str, value: object) -> str:
     return value
 
 
+def check_filename_suffix(value: object) -> str:
+    """Validate the end of a TensorBoard event file's name (torch's ``filename_suffix``):
+    printable ASCII without path separators; return it unchanged."""
+    if not isinstance(value, str):
+        raise TypeError(f"filename_suffix must be a str, got {type(value).__name__} {value!r}")
+    if not value.isascii() or not value.isprintable() or "/" in value or "\\" in value:
+        raise ValueError(
+            f"filename_suffix={value!r} is not allowed: use printable ASCII without '/' or '\\'"
+        )
+    return value
+
+
 def current_rank() -> int:
     """The process rank: torch.distributed's when initialised, else ``$RANK``, else 0."""
     dist = sys.modules.get("torch.distributed")  # a process group needs it imported already

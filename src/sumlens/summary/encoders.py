@@ -23,7 +23,7 @@ from sumlens.summary.convert import resolve
 from sumlens.summary.device_histogram import DeviceHistogram
 from sumlens.summary.histogram import compute_histogram
 from sumlens.summary.image import encode_image, to_nchw
-from sumlens.summary.items import Item, StepBatch
+from sumlens.summary.items import TENSORBOARD_EVENT, Item, StepBatch
 from sumlens.summary.kernels import ready as kernels_ready
 from sumlens.summary.tensor import ms_tensor, tb_tensor
 
@@ -85,10 +85,20 @@ def encode_value(item: Item) -> Any:
 
 @dataclass
 class EncodedStep:
-    """Serialized events of one step: for the summary file and for the lineage file."""
+    """Serialized events of one step: for the summary file, the lineage file and (in
+    MindSpore's format) the TensorBoard-format file of what MindSpore's cannot hold."""
 
     summary: list[bytes] = field(default_factory=list)
     lineage: list[bytes] = field(default_factory=list)
+    tensorboard: list[bytes] = field(default_factory=list)
+
+
+def _tensorboard_event(batch: StepBatch, event: tensorboard_pb2.Event) -> bytes:
+    """A prepared TensorBoard event (plugin ``tensorboard_event``) at the batch's step and time."""
+    stamped = tensorboard_pb2.Event()
+    stamped.CopyFrom(event)
+    stamped.wall_time, stamped.step = batch.wall_time, batch.step
+    return stamped.SerializeToString()
 
 
 def _ms_value(value: summary_pb2.Summary.Value, plugin: str, encoded: Any) -> None:
@@ -120,6 +130,8 @@ def encode_mindspore(batch: StepBatch, encoded: list[Any]) -> EncodedStep:
             lineage = lineage_pb2.LineageEvent(wall_time=batch.wall_time)
             getattr(lineage, LINEAGE_FIELDS[plugin]).CopyFrom(value)
             out.lineage.append(lineage.SerializeToString())
+        elif plugin == TENSORBOARD_EVENT:
+            out.tensorboard.append(_tensorboard_event(batch, value))
         elif plugin == "graph":
             graph = summary_pb2.Event(wall_time=batch.wall_time, step=batch.step)
             graph.graph_def.CopyFrom(value)
@@ -149,6 +161,9 @@ def encode_tensorboard(batch: StepBatch, encoded: list[Any]) -> EncodedStep:
                 encode_mindspore(StepBatch(batch.step, batch.wall_time, [item]), [value]).lineage
             )
             continue
+        if plugin == TENSORBOARD_EVENT:
+            out.summary.append(_tensorboard_event(batch, value))
+            continue
         event = tensorboard_pb2.Event(wall_time=batch.wall_time, step=batch.step)
         summary_value = event.summary.value.add(tag=item.tag)
         if plugin == "scalar":
@@ -161,6 +176,7 @@ def encode_tensorboard(batch: StepBatch, encoded: list[Any]) -> EncodedStep:
         elif plugin == "histogram":
             _tb_histogram(summary_value.histo, value)
         elif plugin == "tensor":
+            summary_value.metadata.plugin_data.plugin_name = "tensor"  # as torch's writer
             summary_value.tensor.CopyFrom(tb_tensor(value))
         else:
             warn_once(

@@ -10,6 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+TENSORBOARD_EVENT = "tensorboard_event"
+"""The internal plugin of a prepared TensorBoard ``Event`` whose step and time are set when
+it is written (``SummaryRecord.record_tensorboard_event``): in TensorBoard's format it goes
+to the summary file, in MindSpore's to the record's TensorBoard-format file beside it."""
+
 
 @dataclass(slots=True)
 class Item:
@@ -17,7 +22,8 @@ class Item:
 
     ``value`` by plugin: scalar -> float or array snapshot; image -> (snapshot, layout);
     tensor/histogram -> snapshot (a histogram may already be a computed
-    :class:`~sumlens.io.events.Histogram`); graph/lineage/landscape -> protobuf message.
+    :class:`~sumlens.io.events.Histogram`); graph/lineage/landscape -> protobuf message;
+    :data:`TENSORBOARD_EVENT` -> a TensorBoard ``Event`` message.
     ``nbytes`` estimates the encoded size (for the 2 GiB check); ``held`` is the memory
     the value holds until it is written (its snapshot), which may be far larger (a
     histogram of a big tensor). The queue bound counts the larger of the two. ``export``:

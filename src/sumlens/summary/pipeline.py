@@ -84,6 +84,7 @@ class _Output:
 
     summary: list[tuple[memoryview, np.ndarray]] = field(default_factory=list)
     lineage: list[bytes] = field(default_factory=list)
+    tensorboard: list[bytes] = field(default_factory=list)
     pending_bytes: int = 0
     batches: int = 0
 
@@ -173,6 +174,7 @@ class WriterPipeline:
         summary_file: EventFile,
         lineage_file: EventFile,
         workers: int,
+        tensorboard_file: EventFile | None = None,
         export: Callable[[StepBatch, Item, Any], None] | None = None,
         max_pending_bytes: int = MAX_PENDING_BYTES,
         max_pending_batches: int = MAX_PENDING_BATCHES,
@@ -183,6 +185,9 @@ class WriterPipeline:
         self._scalar_rows = scalar_rows
         self.summary_file = summary_file
         self.lineage_file = lineage_file
+        self.tensorboard_file = tensorboard_file
+        """Where a MindSpore-format record writes the events only TensorBoard's format holds
+        (text, audio, PR curves ...); None for a TensorBoard-format record."""
         self._export = export
         self.max_pending_bytes = max_pending_bytes
         self.max_pending_batches = max_pending_batches
@@ -355,6 +360,8 @@ class WriterPipeline:
             if entry.stop:
                 self._guard(self.summary_file.close, "close")
                 self._guard(self.lineage_file.close, "close")
+                if self.tensorboard_file is not None:
+                    self._guard(self.tensorboard_file.close, "close")
             entry.done.set()
             if entry.stop:
                 return True
@@ -403,10 +410,17 @@ class WriterPipeline:
             self._guard(lambda: self.summary_file.append_framed(data, ends), "write")
         if out.lineage:
             self._guard(lambda: self.lineage_file.append(out.lineage), "write")
+        if out.tensorboard:
+            self._guard(lambda: self._tensorboard_append(out.tensorboard), "write")
         if out.batches:
             self._written_bytes += out.pending_bytes
             self._written_batches += out.batches
             self._progress.set()
+
+    def _tensorboard_append(self, payloads: list[bytes]) -> None:
+        if self.tensorboard_file is None:
+            raise RuntimeError("this record has no TensorBoard-format file for its events")
+        self.tensorboard_file.append(payloads)
 
     def _encode_values(self, batches: list[StepBatch]) -> list[tuple[StepBatch, list[Any]]]:
         """Encode each item's value, on the pool when there is more than one heavy item and
@@ -455,6 +469,7 @@ class WriterPipeline:
         for payload in step.summary:
             out.add_summary(encode_record(payload))
         out.lineage.extend(step.lineage)
+        out.tensorboard.extend(step.tensorboard)
 
     def _serialize(self, batch: StepBatch, values: list[Any]) -> EncodedStep:
         """The step's events; should that fail, without the values that make it fail."""

@@ -36,12 +36,14 @@ from sumlens._checks import (
     check_directory,
     check_int,
     check_module,
+    check_number,
     check_str,
 )
 from sumlens._log import log_once, logger, warn_once
 from sumlens._numba import prepare as prepare_kernels
 from sumlens.io.naming import (
     check_affix,
+    check_filename_suffix,
     current_rank,
     hostname,
     lineage_file_name,
@@ -63,7 +65,7 @@ from sumlens.summary.export import NpyExporter, check_export_options
 from sumlens.summary.file_size import check_max_file_size, header_bytes
 from sumlens.summary.histogram import compiled_histogram
 from sumlens.summary.image import nchw_shape
-from sumlens.summary.items import Item, StepBatch
+from sumlens.summary.items import TENSORBOARD_EVENT, Item, StepBatch
 from sumlens.summary.kernels import WRITER_KERNELS, histogram_ready
 from sumlens.summary.live_writers import check_new_file, live_files, say_shared
 from sumlens.summary.messages import MESSAGE_PLUGINS, message_of
@@ -115,7 +117,9 @@ class SummaryRecord:
     write errors (disk full, file too large ...) on your thread at the next call; otherwise
     they are logged once. ``export_options={"tensor_format": "npy"}`` also saves every
     tensor as a ``.npy`` file. ``file_format="tensorboard"`` writes TensorBoard event files
-    instead (lineage still goes to the MindSpore lineage file). ``max_pending_bytes``
+    instead (lineage still goes to the MindSpore lineage file), whose names end with
+    ``filename_suffix``; a MindSpore-format record writes what only TensorBoard's format
+    holds (:meth:`record_tensorboard_event`) to such a file beside. ``max_pending_bytes``
     bounds the memory held by values not yet written; beyond it, recording waits.
     """
 
@@ -132,10 +136,12 @@ class SummaryRecord:
         *,
         file_format: str = "mindspore",
         max_pending_bytes: int = MAX_PENDING_BYTES,
+        filename_suffix: str = "",
     ) -> None:
         directory = _resolve_log_dir(log_dir)
         check_affix("file_prefix", file_prefix)
         check_affix("file_suffix", file_suffix)
+        check_filename_suffix(filename_suffix)
         owner = "SummaryRecord"
         raise_exception = check_bool(raise_exception, "raise_exception", owner)
         num_process = check_int(num_process, "num_process", owner, 1)
@@ -170,7 +176,7 @@ class SummaryRecord:
         rank, host = current_rank(), hostname()
         if file_format == "tensorboard":
             make_summary_name: Callable[[int], str] = lambda t: tensorboard_file_name(  # noqa: E731
-                t, host, f".{rank}"
+                t, host, f".{rank}{filename_suffix}"
             )
         else:
             make_summary_name = lambda t: summary_file_name(  # noqa: E731
@@ -192,6 +198,15 @@ class SummaryRecord:
             seconds,
             None,
         )
+        tensorboard_file = None
+        if file_format != "tensorboard":  # for what only TensorBoard's format holds
+            tensorboard_file = EventFile(
+                directory,
+                lambda t: tensorboard_file_name(t, host, f".{rank}{filename_suffix}"),
+                seconds,
+                None,
+                header=lambda: version_payload("tensorboard", time.time()),
+            )
         exporter = None
         if self._export_options.get("tensor_format") == "npy":
             exporter = NpyExporter(directory / f"export_{seconds}")
@@ -202,6 +217,7 @@ class SummaryRecord:
             summary_file,
             lineage_file,
             workers=max(1, min(num_process, os.cpu_count() or 1)),
+            tensorboard_file=tensorboard_file,
             export=exporter,
             max_pending_bytes=max_pending_bytes,
             scalar_rows=self._scalar_steps,
@@ -339,12 +355,16 @@ class SummaryRecord:
             call,
         )
 
-    def _make_item(self, plugin: str, name: Any, value: Any, dataformats: str = "NCHW") -> Item:
+    def _make_item(
+        self, plugin: str, name: Any, value: Any, dataformats: str = "NCHW", alone: bool = False
+    ) -> Item:
+        """A checked item; ``alone``: it will be an event of its own (its whole budget)."""
         if plugin in TENSOR_PLUGINS:
             check_str(name, "name", "SummaryRecord.add_value", non_empty=True)
             check_name(name, plugin)
             # Only images and tensors grow with their value; the rest have a fixed size.
-            budget = self._budget((plugin, name)) if plugin in SIZED_PLUGINS else None
+            sized = plugin in SIZED_PLUGINS and not alone
+            budget = self._budget((plugin, name)) if sized else None
             return _tensor_item(plugin, name, value, dataformats, self._export_options, budget)
         tag = str(name)
         check_name(tag, plugin)
@@ -362,6 +382,103 @@ class SummaryRecord:
             return MAX_STEP_BYTES
         others = sum(item.nbytes for key, item in self._pool.items() if key != slot)
         return MAX_STEP_BYTES - StepBatch(0, 0.0).nbytes - others
+
+    # ---- one value at a time -------------------------------------------------------------
+
+    def record_value(
+        self,
+        plugin: str,
+        name: str,
+        value: Any,
+        step: int,
+        wall_time: float | None = None,
+        *,
+        dataformats: str = "NCHW",
+    ) -> bool:
+        """Write one value now, as an event of its own at ``step`` and ``wall_time``
+        (default: now), apart from the values waiting for the next :meth:`record`.
+
+        The style of torch's ``SummaryWriter`` (each call its own step; steps may
+        interleave between tags), at this record's cost: the value is checked and copied
+        as :meth:`add_value` does it, plain numbers take the scalar fast lane, and a
+        CUDA tensor is copied without waiting for the device. Returns what
+        :meth:`record` returns.
+        """
+        owner = "SummaryRecord.record_value"
+        step = check_int(step, "step", owner, INT64_MIN, maximum=INT64_MAX)
+        wall = self._wall_time(wall_time, owner)
+        if not self._writable(f"record_value({plugin!r}, {name!r})"):
+            return False
+        if plugin == "scalar" and type(name) is str and name and name.isascii():  # hot path
+            number = _plain_scalar(value)
+            if number is not None:
+                return self._scalar_row(step, wall, {name: number})
+        key = check_choice(plugin, "plugin", owner, PLUGINS, ignore_case=True)
+        item = self._make_item(key, name, value, dataformats, alone=True)
+        if key == "scalar" and isinstance(item.value, float):
+            return self._scalar_row(step, wall, {name: item.value})
+        return self._write_alone(StepBatch(step, wall, [item]))
+
+    def record_tensorboard_event(
+        self, event: Any, step: int, wall_time: float | None = None
+    ) -> bool:
+        """Write a prepared TensorBoard ``Event`` (``sumlens._proto.tensorboard_pb2``: a
+        summary of a plugin, a graph, run metadata) at ``step`` and ``wall_time``.
+
+        For what only TensorBoard's format holds (text, audio, PR curves, hyper-parameters
+        ...): a MindSpore-format record writes it to a TensorBoard-format file in the same
+        directory, so nothing is dropped. Returns what :meth:`record` returns.
+        """
+        owner = "SummaryRecord.record_tensorboard_event"
+        if not hasattr(event, "SerializeToString") or not hasattr(event, "wall_time"):
+            raise TypeError(f"{owner}: event must be a TensorBoard Event message, got {event!r}")
+        step = check_int(step, "step", owner, INT64_MIN, maximum=INT64_MAX)
+        wall = self._wall_time(wall_time, owner)
+        if not self._writable("record_tensorboard_event()"):
+            return False
+        item = Item(TENSORBOARD_EVENT, "event", event, nbytes=event.ByteSize() + 32)
+        return self._write_alone(StepBatch(step, wall, [item]))
+
+    @staticmethod
+    def _wall_time(wall_time: float | None, owner: str) -> float:
+        if wall_time is None:
+            return time.time()
+        return float(check_number(wall_time, "wall_time", owner, 0.0))
+
+    def _writable(self, call: str) -> bool:
+        """Whether values can be written now (a closed record says so once)."""
+        if self._forked:
+            return False
+        if self._closed:
+            self._say_closed(call)
+            return False
+        self._raise_pending()
+        return True
+
+    def _scalar_row(self, step: int, wall: float, scalars: dict[str, float]) -> bool:
+        """Hand ``scalars`` of ``step`` to the scalar fast lane (those too large for
+        ``max_file_size`` are said and dropped)."""
+        too_large: list[str] = []
+        least = 0
+        if self._room is not None:
+            too_large, least = oversized_scalars(step, scalars, self.file_format, self._room)
+            for tag in too_large:
+                del scalars[tag]
+        if scalars and self._scalar_steps.add_step(step, wall, scalars):
+            self._hand_over()
+        if too_large:
+            return self._too_large(step, [f"{t}/scalar" for t in too_large], least)
+        return not self._pipeline.failed
+
+    def _write_alone(self, batch: StepBatch) -> bool:
+        """Queue a batch of its own (not the pending step's), checked for size first."""
+        if self._room is not None:
+            oversize, least = oversized(batch.items, batch.step, self.file_format, self._room)
+            if oversize:
+                return self._too_large(batch.step, [f"{o.tag}/{o.plugin}" for o in oversize], least)
+        self._check_size(batch)
+        self._hand_over(batch)
+        return not self._pipeline.failed
 
     # ---- summary operators -----------------------------------------------------------------
 
@@ -431,18 +548,7 @@ class SummaryRecord:
             self._op_values.clear()
             if scalars:  # only plain scalars this step: the fast lane, one row appended
                 self._scalars = {}
-                too_large: list[str] = []
-                least = 0
-                if self._room is not None:
-                    too_large, least = oversized_scalars(
-                        step, scalars, self.file_format, self._room
-                    )
-                    for tag in too_large:
-                        del scalars[tag]
-                if scalars and self._scalar_steps.add_step(step, wall, scalars):
-                    self._hand_over()
-                if too_large:
-                    return self._too_large(step, [f"{t}/scalar" for t in too_large], least)
+                return self._scalar_row(step, wall, scalars)
             return not self._pipeline.failed
         pool, self._pool = self._pool, {}
         ops, self._op_values = self._op_values, {}

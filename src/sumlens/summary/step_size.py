@@ -22,7 +22,7 @@ import numpy as np
 
 from sumlens.io.events import Histogram
 from sumlens.summary.histogram import bucket_count
-from sumlens.summary.items import Item
+from sumlens.summary.items import TENSORBOARD_EVENT, Item
 
 FRAME_BYTES = 16
 """A record's framing: its length (8 bytes) and two CRCs (4 each)."""
@@ -115,7 +115,11 @@ def oversized(items: list[Item], step: int, file_format: str, room: int) -> tupl
     for item in items:
         if item.plugin in LINEAGE_PLUGINS:
             continue
-        if file_format == "tensorboard":
+        if item.plugin == TENSORBOARD_EVENT:  # its own event; in MindSpore's format, its
+            if file_format != "tensorboard":  # own file, which has no size limit
+                continue
+            least = FRAME_BYTES + item.nbytes
+        elif file_format == "tensorboard":
             if item.plugin not in TENSORBOARD_PLUGINS:
                 continue
             least = _event(step, _least_value(item, file_format))

@@ -144,7 +144,7 @@ def _recordable_scalar(value: Any) -> float | torch.Tensor | None:
     return None
 
 
-def _image_sample(images: torch.Tensor) -> torch.Tensor:
+def image_sample(images: torch.Tensor) -> torch.Tensor:
     """The first :data:`INPUT_IMAGES` images of an NCHW batch, shrunk by a whole factor
     (averaging blocks of pixels; integer images keep every k-th one) until no side
     exceeds :data:`INPUT_IMAGE_SIDE`. On the batch's device: nothing waits for it."""
@@ -588,7 +588,7 @@ class SummaryCollector(Callback):
                     round(INPUT_IMAGE_SHARE * 100),
                 )
             return
-        self._record.add_value("image", "input_data/auto", _image_sample(data))
+        self._record.add_value("image", "input_data/auto", image_sample(data))
 
     def _images_over_budget(self) -> bool:
         """Whether encoding this run's input images has taken more than its share so far

@@ -1,0 +1,1 @@
+"""Adapters for training frameworks; each module imports its framework."""

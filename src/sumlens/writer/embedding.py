@@ -1,0 +1,170 @@
+"""``add_embedding``: vectors for TensorBoard's projector, as the files torch's writer writes.
+
+Below the log directory, in ``<step, 5 digits>/<tag with %, / and \\ escaped>/``:
+``tensors.tsv`` (one row of tab-separated values per vector), ``metadata.tsv`` (a label per
+row, or a header line and tab-separated columns) and ``sprite.png`` (the thumbnails tiled
+into a grid of ``ceil(sqrt(N))`` columns, padded to a square); and an entry in the log
+directory's ``projector_config.pbtxt``, which the projector reads. The entry is added to
+the entries already there (one of the same tensor name is replaced).
+
+Thumbnails of floats are taken as [0, 1] and scaled by 255 as torch's writer does; uint8
+thumbnails are kept as they are (torch's writer would scale them too, saturating them).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+
+import numpy as np
+from google.protobuf import text_format
+from PIL import Image
+
+from sumlens._checks import check_int, check_str
+from sumlens._log import logger
+from sumlens._proto import tensorboard_plugins_pb2 as plugins
+from sumlens.writer.arrays import numeric_array
+
+OWNER = "SummaryWriter.add_embedding"
+CONFIG_FILE = "projector_config.pbtxt"
+TENSORS_FILE = "tensors.tsv"
+METADATA_FILE = "metadata.tsv"
+SPRITE_FILE = "sprite.png"
+
+
+def write_embedding(
+    log_dir: str | os.PathLike[str],
+    mat: object,
+    metadata: Sequence[object] | None = None,
+    label_img: object = None,
+    global_step: int | None = None,
+    tag: str = "default",
+    metadata_header: Sequence[object] | None = None,
+) -> str:
+    """Write ``mat`` (``[N, D]``) with its ``metadata`` (N labels, or N rows of columns
+    named by ``metadata_header``) and ``label_img`` (``[N, C, H, W]``, C of 1 or 3) for the
+    projector; the directory written, relative to ``log_dir``."""
+    check_str(tag, "tag", OWNER)
+    step = check_int(global_step, "global_step", OWNER, allow_none=True) or 0
+    vectors = numeric_array(mat, "mat", OWNER)
+    if vectors.ndim != 2:
+        raise ValueError(
+            f"For '{OWNER}', the argument 'mat' must be 2-D [N, D] (a vector per row), "
+            f"but got shape {list(vectors.shape)}"
+        )
+    lines = None if metadata is None else _metadata_lines(metadata, metadata_header, len(vectors))
+    thumbnails = None if label_img is None else _thumbnails(label_img, len(vectors))
+    subdir = f"{str(step).zfill(5)}/{_escaped(tag)}"
+    directory = os.path.join(os.fspath(log_dir), subdir)
+    if os.path.isdir(directory):
+        logger.warning(
+            "%s: %s exists and is overwritten; give each embedding its own global_step",
+            OWNER,
+            directory,
+        )
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, TENSORS_FILE), "w", encoding="utf-8", newline="") as out:
+        out.writelines("\t".join(map(str, row)) + "\n" for row in vectors.tolist())
+    entry = plugins.EmbeddingInfo(
+        tensor_name=f"{tag}:{str(step).zfill(5)}", tensor_path=f"{subdir}/{TENSORS_FILE}"
+    )
+    if lines is not None:
+        with open(os.path.join(directory, METADATA_FILE), "w", encoding="utf-8", newline="") as out:
+            out.write("\n".join(lines) + "\n")
+        entry.metadata_path = f"{subdir}/{METADATA_FILE}"
+    if thumbnails is not None:
+        Image.fromarray(_sprite(thumbnails)).save(os.path.join(directory, SPRITE_FILE), "PNG")
+        entry.sprite.image_path = f"{subdir}/{SPRITE_FILE}"
+        entry.sprite.single_image_dim.extend([thumbnails.shape[3], thumbnails.shape[2]])
+    _add_to_config(os.fspath(log_dir), entry)
+    return subdir
+
+
+def _escaped(tag: str) -> str:
+    """``tag`` as one directory name: ``%``, ``/`` and ``\\`` as %25, %2f and %5c."""
+    return tag.replace("%", "%25").replace("/", "%2f").replace("\\", "%5c")
+
+
+def _metadata_lines(
+    metadata: Sequence[object], header: Sequence[object] | None, count: int
+) -> list[str]:
+    """The lines of ``metadata.tsv``, each checked to fit in one TSV cell or row."""
+    if isinstance(metadata, str) or not isinstance(metadata, Sequence) or len(metadata) != count:
+        shown = len(metadata) if isinstance(metadata, Sequence) else type(metadata).__name__
+        raise ValueError(
+            f"For '{OWNER}', the argument 'metadata' must be a list of one label per row of "
+            f"'mat' ({count}), but got {shown}"
+        )
+    if not header:
+        return [_cell(label, f"metadata[{index}]") for index, label in enumerate(metadata)]
+    rows = [header, *metadata]
+    lines = []
+    for index, row in enumerate(rows):
+        where = "metadata_header" if index == 0 else f"metadata[{index - 1}]"
+        if isinstance(row, str) or not isinstance(row, Sequence) or len(row) != len(header):
+            raise ValueError(
+                f"For '{OWNER}', {where} must be a list of {len(header)} columns (one per "
+                f"metadata_header entry), but got {row!r:.200}"
+            )
+        lines.append("\t".join(_cell(cell, where) for cell in row))
+    return lines
+
+
+def _cell(value: object, where: str) -> str:
+    text = str(value)
+    if any(mark in text for mark in "\t\n\r"):
+        raise ValueError(
+            f"For '{OWNER}', {where} must not hold tabs or line breaks (metadata.tsv is "
+            f"tab-separated, a line per row), but got {text!r:.200}"
+        )
+    return text
+
+
+def _thumbnails(label_img: object, count: int) -> np.ndarray:
+    images = numeric_array(label_img, "label_img", OWNER)
+    if images.ndim != 4 or images.shape[0] != count or images.shape[1] not in (1, 3):
+        raise ValueError(
+            f"For '{OWNER}', the argument 'label_img' must have shape [N, C, H, W] with N the "
+            f"rows of 'mat' ({count}) and C of 1 or 3, but got {list(images.shape)}"
+        )
+    return images
+
+
+def _sprite(images: np.ndarray) -> np.ndarray:
+    """The thumbnails tiled row by row, ``ceil(sqrt(N))`` per row, on a black RGB canvas
+    as wide as the grid and at least as tall (uint8 ``[H, W, 3]``)."""
+    count, _, height, width = images.shape
+    cols = math.ceil(count**0.5)
+    rows = math.ceil(count / cols)
+    grid_width = cols * width
+    canvas = np.zeros((max(rows * height, grid_width), grid_width, 3), dtype=np.float64)
+    for index, image in enumerate(images):
+        row, col = divmod(index, cols)
+        hwc = np.moveaxis(image, 0, 2)  # a single channel broadcasts to the three
+        canvas[row * height : (row + 1) * height, col * width : (col + 1) * width] = hwc
+    if images.dtype == np.uint8:
+        return canvas.astype(np.uint8)
+    return (canvas * 255).clip(0, 255).astype(np.uint8)
+
+
+def _add_to_config(log_dir: str, entry: plugins.EmbeddingInfo) -> None:
+    """Add ``entry`` to the projector's config (replacing one of the same tensor name),
+    rewriting the file whole through a temporary file, so a reader never sees half."""
+    path = os.path.join(log_dir, CONFIG_FILE)
+    config = plugins.ProjectorConfig()
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as existing:
+            text = existing.read()
+        try:
+            text_format.Parse(text, config)
+        except text_format.ParseError as err:
+            logger.warning("%s: %s is unreadable (%s); it is written anew", OWNER, path, err)
+            config.Clear()
+    kept = [old for old in config.embeddings if old.tensor_name != entry.tensor_name]
+    del config.embeddings[:]
+    config.embeddings.extend([*kept, entry])
+    partial = f"{path}.partial"
+    with open(partial, "w", encoding="utf-8") as out:
+        out.write(text_format.MessageToString(config))
+    os.replace(partial, path)

@@ -1,0 +1,78 @@
+"""Hyper-parameters and their results as MindSpore lineage, for the lineage view and
+MindInsight: what ``SummaryWriter.add_hparams`` writes beside TensorBoard's hparams records.
+
+Names MindSpore's train lineage knows (learning rate, optimizer, loss function, epochs,
+batch size, devices, network; under the names PyTorch code usually gives them) fill its
+fields; every hyper-parameter is also custom lineage data (dotted keys for nested
+values), and the metrics become the evaluation lineage's metrics, except Lightning's
+placeholder ``hp_metric = -1`` (written before any result exists, it is none). MindInsight
+refuses a lineage file holding custom data alone, so a train lineage is always written.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Mapping
+from typing import Any
+
+from sumlens.lineage import EvaluationLineage, LineageBuilder, TrainLineage, from_config
+
+TRAIN_FIELDS: dict[str, tuple[str, ...]] = {
+    "learning_rate": ("learning_rate", "lr"),
+    "optimizer": ("optimizer", "optim", "opt"),
+    "loss_function": ("loss_function", "loss_fn", "criterion"),
+    "epoch": ("epoch", "epochs", "max_epochs", "num_train_epochs"),
+    "batch_size": ("batch_size", "bs", "per_device_train_batch_size", "train_batch_size"),
+    "device_num": ("device_num", "num_devices", "world_size", "devices"),
+    "network": ("network", "model", "arch", "architecture"),
+}
+"""TrainLineage fields, and the hyper-parameter names (lower case) that fill them, first
+found first."""
+
+PLACEHOLDER = ("hp_metric", -1)
+"""What Lightning's loggers log as the metric of hyper-parameters given without one."""
+
+_KINDS = {
+    "learning_rate": float,
+    "epoch": int,
+    "batch_size": int,
+    "device_num": int,
+    "optimizer": str,
+    "loss_function": str,
+    "network": str,
+}
+
+
+def hparams_lineage(hparams: Mapping[str, Any], metrics: Mapping[str, Any]) -> list[LineageBuilder]:
+    """The train lineage, custom lineage data and (with metrics) evaluation lineage of
+    ``hparams`` and ``metrics``."""
+    lowered = {str(key).lower(): value for key, value in hparams.items()}
+    fields: dict[str, Any] = {}
+    for field, names in TRAIN_FIELDS.items():
+        for name in names:
+            value = _as(lowered.get(name), _KINDS[field])
+            if value is not None:
+                fields[field] = value
+                break
+    values: list[LineageBuilder] = [TrainLineage(**fields), from_config(dict(hparams))]
+    numeric = {
+        str(key): float(value)
+        for key, value in metrics.items()
+        if isinstance(value, numbers.Real)
+        and not isinstance(value, bool)
+        and (key, value) != PLACEHOLDER
+    }
+    if numeric:
+        values.append(EvaluationLineage(metrics=numeric))
+    return values
+
+
+def _as(value: Any, kind: type) -> Any:
+    """``value`` as ``kind`` when it plainly is one (no bools as numbers); else None."""
+    if value is None or isinstance(value, bool):
+        return None
+    if kind is str:
+        return value if isinstance(value, str) else None
+    if kind is int:
+        return int(value) if isinstance(value, numbers.Integral) else None
+    return float(value) if isinstance(value, numbers.Real) else None
