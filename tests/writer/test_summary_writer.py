@@ -186,3 +186,14 @@ def test_bad_values_are_named_where_called(tmp_path: Path) -> None:
             w.add_histogram("h", np.array([]), 0)
         with pytest.raises(ValueError, match="bucket_limits"):
             w.add_histogram_raw("r", 0, 1, 2, 1, 1, [1.0, 2.0], [1], 0)
+
+
+def test_a_histogram_holds_the_values_as_they_were_when_given(tmp_path: Path) -> None:
+    """Binned later on the writer thread, from a copy (reused buffers included)."""
+    values = torch.ones(1000)
+    with SummaryWriter(tmp_path) as w:
+        for step in range(6):
+            w.add_histogram("h", values, step)
+            values.mul_(2)  # the caller goes on changing its tensor
+    maxima = [h.histogram_value.max for h in accumulator(tmp_path).Histograms("h")]
+    assert maxima == [2.0**step for step in range(6)]

@@ -40,7 +40,10 @@ HEAVY_PLUGINS = frozenset({"image", "histogram", "tensor"})
 
 
 def is_heavy(item: Item) -> bool:
-    """Whether encoding ``item`` is real work (worth a pool thread): not yet binned or packed."""
+    """Whether encoding ``item`` is real work (worth a pool thread): not yet binned or packed,
+    or a TensorBoard event still to be made."""
+    if item.plugin == TENSORBOARD_EVENT:
+        return callable(item.value)
     return item.plugin in HEAVY_PLUGINS and not isinstance(item.value, Histogram)
 
 
@@ -80,6 +83,8 @@ def encode_value(item: Item) -> Any:
         return compute_histogram(resolve(value))
     if plugin == "tensor":
         return resolve(item.value)
+    if plugin == TENSORBOARD_EVENT and callable(item.value):  # deferred to this thread
+        return item.value()
     return item.value
 
 

@@ -420,23 +420,40 @@ class SummaryRecord:
         return self._write_alone(StepBatch(step, wall, [item]))
 
     def record_tensorboard_event(
-        self, event: Any, step: int, wall_time: float | None = None
+        self,
+        event: Any,
+        step: int,
+        wall_time: float | None = None,
+        *,
+        nbytes: int | None = None,
+        held: int = 0,
     ) -> bool:
         """Write a prepared TensorBoard ``Event`` (``sumlens._proto.tensorboard_pb2``: a
         summary of a plugin, a graph, run metadata) at ``step`` and ``wall_time``.
 
-        For what only TensorBoard's format holds (text, audio, PR curves, hyper-parameters
-        ...): a MindSpore-format record writes it to a TensorBoard-format file in the same
-        directory, so nothing is dropped. Returns what :meth:`record` returns.
+        ``event`` may also be a function returning the event, called on the writer thread
+        (the costly part of a value, such as binning a histogram, then costs the caller
+        nothing); ``nbytes`` then estimates the event's size and ``held`` the memory its
+        inputs hold until then. For what only TensorBoard's format holds (text, audio, PR
+        curves, hyper-parameters ...): a MindSpore-format record writes it to a
+        TensorBoard-format file in the same directory, so nothing is dropped. Returns what
+        :meth:`record` returns.
         """
         owner = "SummaryRecord.record_tensorboard_event"
-        if not hasattr(event, "SerializeToString") or not hasattr(event, "wall_time"):
-            raise TypeError(f"{owner}: event must be a TensorBoard Event message, got {event!r}")
+        deferred = callable(event)
+        if not deferred and not (hasattr(event, "SerializeToString") and hasattr(event, "step")):
+            raise TypeError(
+                f"{owner}: event must be a TensorBoard Event message or a function returning "
+                f"one, got {event!r:.100}"
+            )
         step = check_int(step, "step", owner, INT64_MIN, maximum=INT64_MAX)
         wall = self._wall_time(wall_time, owner)
         if not self._writable("record_tensorboard_event()"):
             return False
-        item = Item(TENSORBOARD_EVENT, "event", event, nbytes=event.ByteSize() + 32)
+        size = check_int(nbytes, "nbytes", owner, 0, allow_none=True)
+        if size is None:
+            size = 4096 if deferred else event.ByteSize()
+        item = Item(TENSORBOARD_EVENT, "event", event, nbytes=size + 32, held=held)
         return self._write_alone(StepBatch(step, wall, [item]))
 
     @staticmethod

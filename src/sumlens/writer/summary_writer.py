@@ -21,6 +21,7 @@ sub-run), and also as MindSpore train lineage so the lineage view compares runs 
 
 from __future__ import annotations
 
+import math
 import os
 import socket
 import time
@@ -33,8 +34,8 @@ from sumlens._checks import check_choice, check_int, check_number, check_str
 from sumlens._proto import tensorboard_pb2
 from sumlens.summary import SummaryRecord
 from sumlens.summary.convert import resolve
-from sumlens.writer.arrays import host_array
-from sumlens.writer.histogram import histogram_proto
+from sumlens.writer.arrays import CopyBuffers
+from sumlens.writer.histogram import check_bins, histogram_proto
 from sumlens.writer.hparams_lineage import hparams_lineage
 from sumlens.writer.pixels import to_uint8_pixels
 
@@ -86,6 +87,7 @@ class SummaryWriter:
         self._record = SummaryRecord(self.log_dir, **options)
         self._options = options
         self._children: dict[str, SummaryWriter] = {}
+        self._buffers = CopyBuffers()
         if purge_step is not None:
             self._purge(purge_step)
 
@@ -187,16 +189,32 @@ class SummaryWriter:
         max_bins: int | None = None,
     ) -> None:
         """A histogram of ``values``. In TensorBoard's format binned as torch's writer bins
-        it (:mod:`sumlens.writer.histogram`: the same buckets); in MindSpore's format with
-        MindSpore's buckets (``bins`` and ``max_bins`` do not apply there)."""
+        it (:mod:`sumlens.writer.histogram`: the same buckets), on the writer thread from a
+        copy (a CUDA tensor's reaches the host without waiting for the device); in
+        MindSpore's format with MindSpore's buckets (``bins`` and ``max_bins`` do not apply
+        there)."""
         step = _step(global_step)
         if self.file_format == "mindspore":
             self._record.record_value("histogram", tag, values, step, walltime)
             return
-        check_str(tag, "tag", OWNER, non_empty=True)
-        array = host_array(values, "values", f"{OWNER}.add_histogram")
-        proto = histogram_proto(array, bins, max_bins)
-        self._summary(tensorboard_pb2.Summary.Value(tag=tag, histo=proto), step, walltime)
+        owner = f"{OWNER}.add_histogram"
+        check_str(tag, "tag", owner, non_empty=True)
+        check_bins(bins, max_bins, owner)
+        copy, pooled = self._buffers.take(values, "values", owner)
+        if math.prod(copy.shape) == 0:
+            raise ValueError(f"{owner}: values has no element; a histogram needs one at least")
+
+        def event() -> tensorboard_pb2.Event:
+            try:
+                proto = histogram_proto(resolve(copy), bins, max_bins)
+            finally:
+                if pooled:
+                    self._buffers.give(copy)
+            made = tensorboard_pb2.Event()
+            made.summary.value.add(tag=tag, histo=proto)
+            return made
+
+        self._record.record_tensorboard_event(event, step, walltime, held=copy.nbytes)
 
     def add_histogram_raw(
         self,

@@ -1,0 +1,68 @@
+"""The compiled binning of TensorFlow's default edges gives numpy's buckets (the plain path,
+and torch's writer's) for any values: around every edge, NaN and infinities, integers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sumlens.writer.histogram import HISTOGRAM_KERNELS, histogram_proto, tensorflow_edges
+
+EDGES = tensorflow_edges()
+CENTER = (EDGES.size - 1) // 2
+RNG = np.random.default_rng(11)
+
+
+@pytest.fixture(scope="module")
+def kernel():  # type: ignore[no-untyped-def]
+    assert HISTOGRAM_KERNELS.wait(timeout=600), "the histogram kernel did not get ready"
+    from sumlens.writer._histogram_jit import tensorflow_histogram
+
+    return tensorflow_histogram
+
+
+AROUND_EDGES = np.concatenate(
+    [
+        EDGES,
+        np.nextafter(EDGES, np.inf),
+        np.nextafter(EDGES, -np.inf),
+        [0.0, -0.0, 5e-324, -5e-324, 1e-300, -1e-300, 1e30, -1e30],
+    ]
+)
+CASES = {
+    "around every edge": AROUND_EDGES,
+    "normal float32": RNG.normal(size=100_000).astype(np.float32),
+    "cauchy, tiny": RNG.standard_cauchy(20_000) * 1e-14,
+    "cauchy, huge": RNG.standard_cauchy(20_000) * 1e17,
+    "integers": RNG.integers(-(10**6), 10**6, size=20_000),
+    "uint8": RNG.integers(0, 256, size=5_000).astype(np.uint8),
+    "with NaN and infinities": np.array([1.0, np.nan, np.inf, -np.inf, -2.0]),
+    "one value": np.array([3.5]),
+}
+
+
+@pytest.mark.parametrize("values", CASES.values(), ids=CASES.keys())
+def test_counts_and_statistics_are_numpys(kernel, values: np.ndarray) -> None:  # type: ignore[no-untyped-def]
+    counts, low, high, total, squares = kernel(values, EDGES, CENTER)
+    as_float = values.astype(np.float64)
+    np.testing.assert_array_equal(counts, np.histogram(as_float, bins=EDGES)[0])
+    with np.errstate(invalid="ignore", over="ignore"):
+        expected = (as_float.min(), as_float.max(), as_float.sum(), as_float.dot(as_float))
+    np.testing.assert_array_equal([low, high], expected[:2])
+    with np.errstate(invalid="ignore", over="ignore"):  # sums in another order: rounding
+        scale = np.abs(as_float).sum()  # error grows with the magnitudes cancelled
+    np.testing.assert_allclose(total, expected[2], rtol=1e-12, atol=1e-12 * scale)
+    np.testing.assert_allclose(squares, expected[3], rtol=1e-12)
+
+
+@pytest.mark.parametrize("max_bins", [None, 7])
+def test_both_paths_write_the_same_histogram(kernel, max_bins: int | None) -> None:  # type: ignore[no-untyped-def]
+    values = RNG.normal(size=10_000)
+    compiled = histogram_proto(values, "tensorflow", max_bins)
+    plain = histogram_proto(values, EDGES, max_bins)  # explicit edges: numpy's path
+    assert list(compiled.bucket) == list(plain.bucket)
+    assert list(compiled.bucket_limit) == list(plain.bucket_limit)
+    assert (compiled.min, compiled.max, compiled.num) == (plain.min, plain.max, plain.num)
+    assert compiled.sum == pytest.approx(plain.sum) and compiled.sum_squares == pytest.approx(
+        plain.sum_squares
+    )
