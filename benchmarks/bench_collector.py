@@ -31,6 +31,11 @@ parameters (the MLP has 4: both layers' weight and bias) every 10 steps. Rows:
   without and with the default ``SummaryCollector`` at collect_freq 10 and 1: 8x8 digits
   hid what input images cost at real sizes.
 
+* ``lightning_none`` / ``lightning_tb`` / ``lightning_sumlens`` / ``lightning_sumlens_cb``:
+  the MLP workload trained by ``lightning.Trainer`` without a logger, with Lightning's
+  ``TensorBoardLogger`` and with ``SumlensLogger`` (alone, and with ``SumlensCallback``):
+  ``benchmarks/_lightning_rows.py``; only when Lightning is installed.
+
 The collector rows run only when ``sumlens.SummaryCollector`` exists.
 
 **Method.** This machine's speed drifts by tens of percent for seconds at a time (other
@@ -67,6 +72,7 @@ from __future__ import annotations
 import argparse
 import functools
 import gc
+import importlib.util
 import json
 import multiprocessing
 import platform
@@ -83,6 +89,7 @@ from typing import Any
 
 import torch
 from _harness import quartiles
+from _lightning_rows import lightning_run
 from torch import nn
 
 import sumlens
@@ -389,6 +396,16 @@ def make_rows(args: argparse.Namespace) -> list[Row]:
 
         return run
 
+    def lightning(kind: str) -> Callable[[StepTimer, Path], RunTimes]:
+        def run(timer: StepTimer, logdir: Path) -> RunTimes:
+            data = Cycled(mlp, timer.total)
+            net = build_mlp()
+            return RunTimes(
+                *lightning_run(net, data, timer, logdir, kind, HISTOGRAM_EVERY, HISTOGRAM_PARAMS)
+            )
+
+        return run
+
     rows = [
         Row("none", None, False, hand("none")),
         Row("sumlens_record", "none", False, hand("sumlens"), 0.10),
@@ -404,6 +421,25 @@ def make_rows(args: argparse.Namespace) -> list[Row]:
         Row("images96_collector_f10", "images96_model", True, image_cnn(10), 0.05, "images96"),
         Row("images96_collector_f1", "images96_model", True, image_cnn(1), 0.10, "images96"),
     ]
+    if importlib.util.find_spec("lightning") is not None:
+        rows += [
+            Row("lightning_none", None, False, lightning("none"), group="lightning"),
+            Row("lightning_tb", "lightning_none", False, lightning("tb"), group="lightning"),
+            Row(
+                "lightning_sumlens",
+                "lightning_none",
+                False,
+                lightning("sumlens"),
+                group="lightning",
+            ),
+            Row(
+                "lightning_sumlens_cb",
+                "lightning_none",
+                False,
+                lightning("sumlens_cb"),
+                group="lightning",
+            ),
+        ]
     wanted = set(args.rows.split(",")) if args.rows else None
     have_collector = collector_available()
     chosen = []
@@ -520,7 +556,7 @@ def main() -> None:
     print(f"rows: {', '.join(names)}")
 
     results: dict[str, list[tuple[float, float, float]]] = {name: [] for name in names}
-    group_names = ("mlp", "anchor", "digits", "images96")
+    group_names = ("mlp", "anchor", "digits", "images96", "lightning")
     groups = [[row.name for row in rows if row.group == g] for g in group_names]
     base = Path(tempfile.mkdtemp(prefix="sumlens-bench-collector-"))
     try:
@@ -590,6 +626,16 @@ def main() -> None:
             f"{overhead_text} {one_time * 1e3:>11.1f} {close * 1e3:>9.1f}  {verdict}"
         )
         summary[row.name] = entry
+    if results.get("lightning_sumlens") and results.get("lightning_tb"):
+        ratios = [
+            a[0] / b[0]
+            for a, b in zip(results["lightning_tb"], results["lightning_sumlens"], strict=True)
+        ]
+        faster = statistics.median(ratios)
+        print(
+            f"Lightning: TensorBoardLogger / SumlensLogger per step: {faster:.2f}x "
+            f"(target: SumlensLogger's overhead lower: {'met' if faster > 1 else 'MISSED'})"
+        )
     if results.get("collector") and results.get("none"):
         across = [
             a[0] / b[0] - 1 for a, b in zip(results["collector"], results["none"], strict=True)

@@ -245,13 +245,15 @@ class SumlensLogger(Logger):
 
     @rank_zero_only
     def finalize(self, status: str) -> None:
-        """Flush and close the writer (``hparams.yaml`` written first after a success)."""
+        """Close the writer (``hparams.yaml`` written first after a success). Lightning may
+        call it twice, and log again after it (a ``test`` after ``fit``): a later call
+        makes a new writer in the same run directory."""
         if self._experiment is None:
             return
         if status == "success":
             self.save()
-        self._experiment.flush()
-        self._experiment.close()
+        experiment, self._experiment = self._experiment, None
+        experiment.close()
 
     def __getstate__(self) -> dict[str, Any]:
         """Picklable for spawned processes: without the writer (each rank makes its own)."""
