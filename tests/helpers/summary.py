@@ -214,3 +214,21 @@ def device_histogram_vs_reference(tensor: Any, *, exact: bool) -> None:
         assert actual.counts.sum() == reference.counts.sum()
         allowed = 2 * edge_values(array.reshape(-1), reference)
         assert np.abs(actual.counts - reference.counts).sum() <= allowed
+
+
+def user_info(message: Any) -> dict[str, Any]:
+    """The key -> value pairs of a custom lineage message, whatever map each one sits in."""
+    out: dict[str, Any] = {}
+    for entry in message.user_info:
+        for field in ("map_int32", "map_double", "map_str"):
+            out.update(dict(getattr(entry, field)))
+    return out
+
+
+def custom_lineage(events: list[Event]) -> dict[str, Any]:
+    """Every custom lineage pair among ``events`` (later ones win)."""
+    out: dict[str, Any] = {}
+    for event in events:
+        if event.plugin == "custom_lineage_data":
+            out.update(user_info(event.value))
+    return out

@@ -19,7 +19,7 @@ import pytest
 if importlib.util.find_spec("keras") is None:  # not imported here: that would pick a backend
     pytest.skip("keras is not installed (the keras extra)", allow_module_level=True)
 
-from helpers.summary import read_events, run_child
+from helpers.summary import custom_lineage, read_events, run_child
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 EPOCHS, BATCHES_PER_EPOCH, UPDATE_FREQ = 2, 4, 2
@@ -165,12 +165,7 @@ def test_weight_histograms_every_epoch(trained: tuple[Path, dict[str, Any]]) -> 
 def test_lineage_holds_model_config_and_results(trained: tuple[Path, dict[str, Any]]) -> None:
     run, report = trained
     events = read_events(run / "train")
-    custom: dict[str, Any] = {}
-    for event in events:
-        if event.plugin == "custom_lineage_data":
-            for entry in event.value.user_info:
-                for field in ("map_int32", "map_double", "map_str"):
-                    custom.update(getattr(entry, field))
+    custom = custom_lineage(events)
     assert custom["model_config.layers.1.class_name"] == "Dense"
     assert custom["model_config.layers.1.config.units"] == 8
     assert custom["model_config.layers.2.config.units"] == 1

@@ -22,6 +22,7 @@ pytest.importorskip("lightning")
 
 import torch
 from helpers.lightning_run import SAMPLES, fit
+from helpers.summary import user_info
 from lightning.pytorch.loggers import TensorBoardLogger
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 from tensorboard.plugins.hparams import plugin_data_pb2
@@ -53,9 +54,7 @@ def _lineage(run: Path) -> dict[str, list]:
 def _custom(messages: list) -> dict:
     values: dict = {}
     for info in messages:
-        for entry in info.user_info:
-            for field in ("map_int32", "map_double", "map_str"):
-                values.update(getattr(entry, field))
+        values.update(user_info(info))
     return values
 
 

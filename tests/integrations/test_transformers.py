@@ -15,7 +15,7 @@ pytest.importorskip("transformers")
 pytest.importorskip("accelerate")
 
 import torch
-from helpers.summary import read_events
+from helpers.summary import custom_lineage, read_events
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 from torch.utils.tensorboard import SummaryWriter as TorchSummaryWriter
 from transformers import (
@@ -128,12 +128,7 @@ def test_lineage_holds_arguments_config_and_evaluations(
 ) -> None:
     ours, _, trainer = trained
     events = read_events(ours)
-    custom: dict[str, Any] = {}
-    for event in events:
-        if event.plugin == "custom_lineage_data":
-            for entry in event.value.user_info:
-                for field in ("map_int32", "map_double", "map_str"):
-                    custom.update(getattr(entry, field))
+    custom = custom_lineage(events)
     assert custom["args.learning_rate"] == 1e-3
     assert custom["args.per_device_train_batch_size"] == 4
     assert custom["model_config.n_layer"] == 2

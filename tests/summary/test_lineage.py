@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from helpers.summary import files_of, read_events
+from helpers.summary import files_of, read_events, user_info
 
 from sumlens import SummaryRecord
 from sumlens._proto import lineage_pb2
@@ -33,15 +33,6 @@ def round_trip(tmp_path: Path, plugin: str, value: Any) -> Any:
     [event] = read_events(tmp_path)
     assert event.plugin == plugin
     return event
-
-
-def user_info(message: lineage_pb2.UserDefinedInfo) -> dict[str, Any]:
-    """The key -> value pairs of custom lineage data, whatever map each one sits in."""
-    out: dict[str, Any] = {}
-    for entry in message.user_info:
-        for field in ("map_int32", "map_double", "map_str"):
-            out.update(dict(getattr(entry, field)))
-    return out
 
 
 def test_train_lineage_round_trip(tmp_path: Path) -> None:
