@@ -10,13 +10,12 @@ within 1e-6 (relative to the range) of a bucket edge (see
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from helpers.cuda import no_synchronisation
 from helpers.summary import device_histogram_vs_reference, read_events
 from PIL import Image as PILImage
 
@@ -28,27 +27,6 @@ pytestmark = [
     pytest.mark.cuda,
     pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device"),
 ]
-
-
-@contextmanager
-def no_synchronisation(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """Fail on any operation that makes the host wait for the device, and count explicit
-    ``synchronize`` calls (torch's sync debug mode flags implicit ones: ``.item()``,
-    copies to pageable memory ...)."""
-    calls: list[str] = []
-    real_sync = torch.cuda.synchronize
-
-    def counting_sync(*args: object, **kwargs: object) -> None:
-        calls.append("torch.cuda.synchronize")
-        real_sync(*args, **kwargs)
-
-    monkeypatch.setattr(torch.cuda, "synchronize", counting_sync)
-    torch.cuda.set_sync_debug_mode("error")
-    try:
-        yield calls
-    finally:
-        torch.cuda.set_sync_debug_mode("default")
-        monkeypatch.setattr(torch.cuda, "synchronize", real_sync)
 
 
 def test_cuda_values_are_recorded_without_synchronising(
