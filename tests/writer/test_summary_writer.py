@@ -197,3 +197,16 @@ def test_a_histogram_holds_the_values_as_they_were_when_given(tmp_path: Path) ->
             values.mul_(2)  # the caller goes on changing its tensor
     maxima = [h.histogram_value.max for h in accumulator(tmp_path).Histograms("h")]
     assert maxima == [2.0**step for step in range(6)]
+
+
+def test_hparams_of_tensors_reach_the_lineage(tmp_path: Path) -> None:
+    from helpers.summary import read_events
+
+    with SummaryWriter(tmp_path) as w:
+        w.add_hparams({"lr": torch.tensor(0.25), "optimizer": "adam"}, {"acc": torch.tensor(0.5)})
+    lineage = [e for p in tmp_path.iterdir() if "lineage" in p.name for e in read_events(p)]
+    (train,) = [e.value for e in lineage if e.plugin == "train_lineage"]
+    (evaluation,) = [e.value for e in lineage if e.plugin == "eval_lineage"]
+    assert train.hyper_parameters.learning_rate == 0.25
+    assert train.hyper_parameters.optimizer == "adam"
+    assert evaluation.metric == '{"acc": 0.5}'

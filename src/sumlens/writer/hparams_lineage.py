@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from sumlens.lineage import EvaluationLineage, LineageBuilder, TrainLineage, from_config
+from sumlens.writer.arrays import host_array
 
 TRAIN_FIELDS: dict[str, tuple[str, ...]] = {
     "learning_rate": ("learning_rate", "lr"),
@@ -56,15 +57,26 @@ def hparams_lineage(hparams: Mapping[str, Any], metrics: Mapping[str, Any]) -> l
                 break
     values: list[LineageBuilder] = [TrainLineage(**fields), from_config(dict(hparams))]
     numeric = {
-        str(key): float(value)
+        str(key): number
         for key, value in metrics.items()
-        if isinstance(value, numbers.Real)
-        and not isinstance(value, bool)
-        and (key, value) != PLACEHOLDER
+        if (number := _metric(value)) is not None and (key, number) != PLACEHOLDER
     }
     if numeric:
         values.append(EvaluationLineage(metrics=numeric))
     return values
+
+
+def _metric(value: Any) -> float | None:
+    """A metric's value as a float: a number, or a one-element array or tensor (any device)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, numbers.Real):
+        return float(value)
+    try:
+        array = host_array(value, "metric_dict", "SummaryWriter.add_hparams")
+    except (TypeError, ValueError):
+        return None
+    return float(array.reshape(-1)[0]) if array.size == 1 and array.dtype.kind in "iuf" else None
 
 
 def _as(value: Any, kind: type) -> Any:
@@ -75,4 +87,4 @@ def _as(value: Any, kind: type) -> Any:
         return value if isinstance(value, str) else None
     if kind is int:
         return int(value) if isinstance(value, numbers.Integral) else None
-    return float(value) if isinstance(value, numbers.Real) else None
+    return _metric(value)  # a number, or a one-element tensor
