@@ -6,19 +6,28 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sumlens.writer.histogram import HISTOGRAM_KERNELS, histogram_proto, tensorflow_edges
+from sumlens.writer.histogram import (
+    HISTOGRAM_KERNELS,
+    cell_table,
+    histogram_proto,
+    tensorflow_edges,
+)
 
 EDGES = tensorflow_edges()
-CENTER = (EDGES.size - 1) // 2
 RNG = np.random.default_rng(11)
 
 
 @pytest.fixture(scope="module")
 def kernel():  # type: ignore[no-untyped-def]
-    assert HISTOGRAM_KERNELS.wait(timeout=600), "the histogram kernel did not get ready"
-    from sumlens.writer._histogram_jit import tensorflow_histogram
+    assert HISTOGRAM_KERNELS.wait(timeout=600), "the histogram kernels did not get ready"
+    from sumlens.writer import _histogram_jit as jit
 
-    return tensorflow_histogram
+    def binned(values: np.ndarray):  # type: ignore[no-untyped-def]
+        if values.dtype == np.float32:
+            return jit.float32_histogram(values, cell_table(32), EDGES)
+        return jit.float64_histogram(values, cell_table(64), EDGES)
+
+    return binned
 
 
 AROUND_EDGES = np.concatenate(
@@ -31,7 +40,12 @@ AROUND_EDGES = np.concatenate(
 )
 CASES = {
     "around every edge": AROUND_EDGES,
+    "around every edge, float32": AROUND_EDGES.astype(np.float32),
+    "extremes, float32": np.array(
+        [0, -0.0, np.inf, -np.inf, np.nan, 3e38, -3e38, 1e-45, -1e-45], np.float32
+    ),
     "normal float32": RNG.normal(size=100_000).astype(np.float32),
+    "cauchy float32, huge": (RNG.standard_cauchy(20_000) * 1e25).astype(np.float32),
     "cauchy, tiny": RNG.standard_cauchy(20_000) * 1e-14,
     "cauchy, huge": RNG.standard_cauchy(20_000) * 1e17,
     "integers": RNG.integers(-(10**6), 10**6, size=20_000),
@@ -43,7 +57,7 @@ CASES = {
 
 @pytest.mark.parametrize("values", CASES.values(), ids=CASES.keys())
 def test_counts_and_statistics_are_numpys(kernel, values: np.ndarray) -> None:  # type: ignore[no-untyped-def]
-    counts, low, high, total, squares = kernel(values, EDGES, CENTER)
+    counts, low, high, total, squares = kernel(values)
     as_float = values.astype(np.float64)
     np.testing.assert_array_equal(counts, np.histogram(as_float, bins=EDGES)[0])
     with np.errstate(invalid="ignore", over="ignore"):

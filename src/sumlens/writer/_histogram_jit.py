@@ -1,90 +1,94 @@
-"""numba kernel behind :func:`sumlens.writer.histogram.histogram_proto` for TensorFlow's
+"""numba kernels behind :func:`sumlens.writer.histogram.histogram_proto` for TensorFlow's
 default edges: the counts of ``numpy.histogram(values, edges)`` and the statistics torch's
 writer takes (min, max, sum, sum of squares, in float64), in one call.
 
-Values are taken :data:`CHUNK` at a time into a float64 buffer. Loops that the compiler
-vectorises gather the statistics and guess each value's bucket from its bits: the
-exponent and the mantissa are read back as floats (OR-ed into the bits of a float whose
-value is known, so no integer-to-float conversion is needed), and a quadratic in the
-mantissa stands for the rest of ``log2`` (within 0.04 of a bucket, the edges growing by
-1.1). A last loop places each guess exactly against the edges (rarely a step) and counts
-it. Out-of-range values and NaN are not counted, as numpy leaves them out; a NaN makes
-every statistic NaN, as numpy's does.
+A value's bucket is read from a table (:func:`sumlens.writer.histogram.cell_table`) indexed
+by the top bits of the value: its sign, its exponent and the first :data:`MANTISSA_BITS`
+bits of its mantissa. Such a cell of values is far narrower than a bucket (the edges grow by
+1.1), so almost every cell lies within one bucket and its entry is that bucket; an entry of
+``-(3 + e)`` says the cell holds edge ``e`` (one comparison places the value); ``-1`` that
+the cell lies outside the edges (or holds NaN and infinities): not counted, as numpy
+leaves them out; ``-2`` that the cell holds an outer edge, placed by a search. float32
+values are looked up by their own bits, the others (float64, integers) as float64, a chunk
+at a time. A NaN makes every statistic NaN, as numpy's does.
 """
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 
 from sumlens._numba import numba
 
+MANTISSA_BITS = 8
+"""Mantissa bits in a cell's index: cells of 2**-8 relative width, against buckets of 0.1."""
+SKIP = -1
+SEARCH = -2
+EDGE = -3
+"""Entries of the cell table below 0: outside, search, and ``EDGE - e`` for a cell holding
+edge ``e``."""
+FLOAT32_SHIFT = 32 - 1 - 8 - MANTISSA_BITS
+FLOAT64_SHIFT = 64 - 1 - 11 - MANTISSA_BITS
 CHUNK = 8192
-LOG2_SMALLEST = math.log2(1e-12)
-"""log2 of the smallest positive edge."""
-PER_LOG2 = 1.0 / math.log2(1.1)
-"""Buckets per doubling."""
-_C1 = 1.3398500028846252
-_C2 = 1.0 - _C1
-"""``log2(1 + t) ~ t * (C1 + C2 * t)`` on [0, 1): exact at 0, 0.5 and 1."""
-_TWO_52_BITS = 0x4330000000000000
-"""The bits of 2**52: OR-ing an integer below 2**52 into them gives 2**52 + that integer."""
-_ONE_BITS = 0x3FF0000000000000
-"""The bits of 1.0: OR-ing a mantissa into them gives 1.mantissa."""
-_MANTISSA = 0xFFFFFFFFFFFFF
+
+
+@numba.njit(cache=True, nogil=True)
+def _count(bits, shift, values, table, edges, counts):  # pragma: no cover - compiled
+    """Count each of ``values`` (whose raw ``bits`` give its cell) into its bucket."""
+    last = edges.size - 1
+    for j in range(values.size):
+        code = table[bits[j] >> shift]
+        if code >= 0:
+            counts[code] += 1
+        elif code <= EDGE:
+            edge = EDGE - code
+            counts[edge - 1 + (np.float64(values[j]) >= edges[edge])] += 1
+        elif code == SEARCH:
+            v = np.float64(values[j])
+            if edges[0] <= v <= edges[last]:
+                lo, hi = 0, last
+                while hi - lo > 1:
+                    middle = (lo + hi) // 2
+                    if v >= edges[middle]:
+                        lo = middle
+                    else:
+                        hi = middle
+                counts[lo] += 1
 
 
 @numba.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
-def tensorflow_histogram(values, edges, center):  # pragma: no cover - compiled
-    buckets = edges.size - 1
-    counts = np.zeros(buckets, np.int64)
+def _statistics(values, start, n, lo, hi, total, squares, nan):  # pragma: no cover - compiled
+    for j in range(start, start + n):
+        v = np.float64(values[j])
+        lo = min(lo, v)
+        hi = max(hi, v)
+        total += v
+        squares += v * v
+        nan += v != v
+    return lo, hi, total, squares, nan
+
+
+@numba.njit(cache=True, nogil=True)
+def float32_histogram(values, table, edges):  # pragma: no cover - compiled
+    counts = np.zeros(edges.size - 1, np.int64)
+    _count(values.view(np.uint32), FLOAT32_SHIFT, values, table, edges, counts)
+    lo, hi, total, squares, nan = _statistics(values, 0, values.size, np.inf, -np.inf, 0.0, 0.0, 0)
+    if nan:
+        lo = hi = total = squares = np.nan
+    return counts, lo, hi, total, squares
+
+
+@numba.njit(cache=True, nogil=True)
+def float64_histogram(values, table, edges):  # pragma: no cover - compiled
+    counts = np.zeros(edges.size - 1, np.int64)
     buffer = np.empty(CHUNK, np.float64)
-    bits = buffer.view(np.int64)
-    exponents = np.empty(CHUNK, np.int64)
-    mantissas = np.empty(CHUNK, np.int64)
-    exponent_values = exponents.view(np.float64)
-    mantissa_values = mantissas.view(np.float64)
-    guesses = np.empty(CHUNK, np.float64)
-    top = np.float64(buckets - 1)
-    lo = np.inf
-    hi = -np.inf
-    total = 0.0
-    squares = 0.0
-    nan = 0
-    first = edges[0]
-    last = edges[buckets]
+    bits = buffer.view(np.uint64)
+    lo, hi, total, squares, nan = np.inf, -np.inf, 0.0, 0.0, 0
     for start in range(0, values.size, CHUNK):
         n = min(CHUNK, values.size - start)
         for j in range(n):
             buffer[j] = np.float64(values[start + j])
-        for j in range(n):
-            v = buffer[j]
-            lo = min(lo, v)
-            hi = max(hi, v)
-            total += v
-            squares += v * v
-            nan += v != v
-        for j in range(n):
-            b = bits[j]
-            exponents[j] = ((b >> 52) & 0x7FF) | _TWO_52_BITS
-            mantissas[j] = (b & _MANTISSA) | _ONE_BITS
-        for j in range(n):
-            t = mantissa_values[j] - 1.0
-            log2 = exponent_values[j] - 4503599627370496.0 - 1023.0 + t * (_C1 + _C2 * t)
-            k = max(np.floor((log2 - LOG2_SMALLEST) * PER_LOG2), -1.0)
-            guess = center + 1.0 + k if buffer[j] >= 0.0 else center - 2.0 - k
-            guesses[j] = min(max(guess, 0.0), top)
-        for j in range(n):
-            v = buffer[j]
-            if not (first <= v <= last):  # outside the edges, or NaN
-                continue
-            g = np.int64(guesses[j])
-            while g > 0 and v < edges[g]:
-                g -= 1
-            while g < buckets - 1 and v >= edges[g + 1]:
-                g += 1
-            counts[g] += 1
+        _count(bits[:n], FLOAT64_SHIFT, buffer[:n], table, edges, counts)
+        lo, hi, total, squares, nan = _statistics(buffer, 0, n, lo, hi, total, squares, nan)
     if nan:
         lo = hi = total = squares = np.nan
     return counts, lo, hi, total, squares
