@@ -1,6 +1,6 @@
 """numba kernels behind :func:`sumlens.writer.histogram.histogram_proto` for TensorFlow's
-default edges: the counts of ``numpy.histogram(values, edges)`` and the statistics torch's
-writer takes (min, max, sum, sum of squares, in float64), in one call.
+default edges: the counts of ``numpy.histogram(values, edges)``, and the sum and sum of
+squares in float64 that torch's writer takes beside numpy's min and max.
 
 A value's bucket is read from a table (:func:`sumlens.writer.histogram.cell_table`) indexed
 by the top bits of the value: its sign, its exponent and the first :data:`MANTISSA_BITS`
@@ -10,7 +10,7 @@ bits of its mantissa. Such a cell of values is far narrower than a bucket (the e
 the cell lies outside the edges (or holds NaN and infinities): not counted, as numpy
 leaves them out; ``-2`` that the cell holds an outer edge, placed by a search. float32
 values are looked up by their own bits, the others (float64, integers) as float64, a chunk
-at a time. A NaN makes every statistic NaN, as numpy's does.
+at a time.
 """
 
 from __future__ import annotations
@@ -56,25 +56,22 @@ def _count(bits, shift, values, table, edges, counts):  # pragma: no cover - com
 
 
 @numba.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
-def _statistics(values, start, n, lo, hi, total, squares, nan):  # pragma: no cover - compiled
-    for j in range(start, start + n):
+def _sums(values, total, squares):  # pragma: no cover - compiled
+    """``total`` and ``squares`` plus the sum and the sum of squares of ``values``, in
+    float64 (a loop the compiler vectorises)."""
+    for j in range(values.size):
         v = np.float64(values[j])
-        lo = min(lo, v)
-        hi = max(hi, v)
         total += v
         squares += v * v
-        nan += v != v
-    return lo, hi, total, squares, nan
+    return total, squares
 
 
 @numba.njit(cache=True, nogil=True)
 def float32_histogram(values, table, edges):  # pragma: no cover - compiled
     counts = np.zeros(edges.size - 1, np.int64)
     _count(values.view(np.uint32), FLOAT32_SHIFT, values, table, edges, counts)
-    lo, hi, total, squares, nan = _statistics(values, 0, values.size, np.inf, -np.inf, 0.0, 0.0, 0)
-    if nan:
-        lo = hi = total = squares = np.nan
-    return counts, lo, hi, total, squares
+    total, squares = _sums(values, 0.0, 0.0)
+    return counts, total, squares
 
 
 @numba.njit(cache=True, nogil=True)
@@ -82,13 +79,11 @@ def float64_histogram(values, table, edges):  # pragma: no cover - compiled
     counts = np.zeros(edges.size - 1, np.int64)
     buffer = np.empty(CHUNK, np.float64)
     bits = buffer.view(np.uint64)
-    lo, hi, total, squares, nan = np.inf, -np.inf, 0.0, 0.0, 0
+    total, squares = 0.0, 0.0
     for start in range(0, values.size, CHUNK):
         n = min(CHUNK, values.size - start)
         for j in range(n):
             buffer[j] = np.float64(values[start + j])
         _count(bits[:n], FLOAT64_SHIFT, buffer[:n], table, edges, counts)
-        lo, hi, total, squares, nan = _statistics(buffer, 0, n, lo, hi, total, squares, nan)
-    if nan:
-        lo = hi = total = squares = np.nan
-    return counts, lo, hi, total, squares
+        total, squares = _sums(buffer[:n], total, squares)
+    return counts, total, squares

@@ -4,8 +4,6 @@ module; errors name the method and the argument the user passed."""
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 
 from sumlens.summary.convert import PendingArray, host_view, resolve, snapshot
@@ -69,37 +67,3 @@ def snapshot_array(value: object, name: str, owner: str) -> np.ndarray | Pending
             f"{copy.dtype}"
         )
     return copy
-
-
-class CopyBuffers:
-    """Host buffers reused for copies of the same shape and type: a new multi-megabyte
-    array per call costs its page faults again each time (about 2 ms for 4 MB), more than
-    the copy. :meth:`take` copies a value into a free buffer (or a new one); the writer
-    thread :meth:`give`s it back once done with it; at most ``keep`` wait per kind."""
-
-    def __init__(self, keep: int = 4) -> None:
-        self.keep = keep
-        self._free: dict[tuple[tuple[int, ...], np.dtype], list[np.ndarray]] = {}
-        self._lock = threading.Lock()
-
-    def take(self, value: object, name: str, owner: str) -> tuple[np.ndarray | PendingArray, bool]:
-        """A private copy of ``value`` (see :func:`snapshot_array`), and whether it is one
-        of these buffers (to :meth:`give` back)."""
-        view = None if isinstance(value, list | tuple) else host_view(value)
-        if view is None or view.dtype.kind not in "biuf":
-            return snapshot_array(value, name, owner), False
-        key = (view.shape, view.dtype)
-        with self._lock:
-            free = self._free.get(key)
-            buffer = free.pop() if free else None
-        if buffer is None:
-            buffer = np.empty(view.shape, view.dtype)
-        np.copyto(buffer, view)
-        return buffer, True
-
-    def give(self, buffer: np.ndarray) -> None:
-        """Take back a buffer of :meth:`take` (kept when fewer than ``keep`` wait)."""
-        with self._lock:
-            free = self._free.setdefault((buffer.shape, buffer.dtype), [])
-            if len(free) < self.keep:
-                free.append(buffer)

@@ -16,6 +16,7 @@ kernels: :mod:`sumlens._numba`), by numpy until then; both give the same buckets
 from __future__ import annotations
 
 import functools
+import math
 from typing import Any
 
 import numpy as np
@@ -76,6 +77,13 @@ def check_bins(bins: Any, max_bins: Any, owner: str) -> None:
         raise ValueError(f"{owner}: max_bins={max_bins!r} must be a positive int or None")
 
 
+def binned_at_once(values: np.ndarray, bins: Any) -> bool:
+    """Whether ``values`` are binned by the compiled kernels now (default edges, real numbers,
+    kernels ready): cheap enough to do on the caller's thread, from the caller's memory."""
+    default = isinstance(bins, str) and bins == "tensorflow"
+    return default and values.dtype.kind in COMPILED_KINDS and HISTOGRAM_KERNELS.ready()
+
+
 def histogram_proto(
     values: np.ndarray, bins: Any = "tensorflow", max_bins: int | None = None
 ) -> tensorboard_pb2.HistogramProto:
@@ -89,9 +97,12 @@ def histogram_proto(
     if flat.size == 0:
         raise ValueError("add_histogram: values has no element; a histogram needs one at least")
     default = isinstance(bins, str) and bins == "tensorflow"
-    if default and flat.dtype.kind in COMPILED_KINDS and HISTOGRAM_KERNELS.ready():
-        counts, low, high, total, squares = _compiled(flat)
+    if binned_at_once(flat, bins):
+        counts, total, squares = _compiled(flat)
         limits = _TENSORFLOW_EDGES
+        low, high = float(flat.min()), float(flat.max())
+        if math.isnan(low):  # as numpy's sums: NaN when a value is
+            total = squares = math.nan
     else:
         counts, limits = np.histogram(flat, bins=_TENSORFLOW_EDGES if default else bins)
         as_float = flat.astype(np.float64)
@@ -111,8 +122,8 @@ def histogram_proto(
     )
 
 
-def _compiled(flat: np.ndarray) -> tuple[np.ndarray, float, float, float, float]:
-    """The kernels' counts and statistics of a flat array of real numbers."""
+def _compiled(flat: np.ndarray) -> tuple[np.ndarray, float, float]:
+    """The kernels' counts, sum and sum of squares of a flat array of real numbers."""
     from sumlens.writer import _histogram_jit as jit
 
     if flat.dtype == np.float32:

@@ -33,9 +33,9 @@ import numpy as np
 from sumlens._checks import check_choice, check_int, check_number, check_str
 from sumlens._proto import tensorboard_pb2
 from sumlens.summary import SummaryRecord
-from sumlens.summary.convert import resolve
-from sumlens.writer.arrays import CopyBuffers
-from sumlens.writer.histogram import check_bins, histogram_proto
+from sumlens.summary.convert import host_view, resolve
+from sumlens.writer.arrays import snapshot_array
+from sumlens.writer.histogram import binned_at_once, check_bins, histogram_proto
 from sumlens.writer.hparams_lineage import hparams_lineage
 from sumlens.writer.pixels import to_uint8_pixels
 
@@ -87,7 +87,6 @@ class SummaryWriter:
         self._record = SummaryRecord(self.log_dir, **options)
         self._options = options
         self._children: dict[str, SummaryWriter] = {}
-        self._buffers = CopyBuffers()
         if purge_step is not None:
             self._purge(purge_step)
 
@@ -189,10 +188,11 @@ class SummaryWriter:
         max_bins: int | None = None,
     ) -> None:
         """A histogram of ``values``. In TensorBoard's format binned as torch's writer bins
-        it (:mod:`sumlens.writer.histogram`: the same buckets), on the writer thread from a
-        copy (a CUDA tensor's reaches the host without waiting for the device); in
-        MindSpore's format with MindSpore's buckets (``bins`` and ``max_bins`` do not apply
-        there)."""
+        it (:mod:`sumlens.writer.histogram`: the same buckets): a CPU array or tensor at
+        once, straight from its memory (cheaper than a copy), once the compiled kernels are
+        ready; otherwise, and for a CUDA tensor (which reaches the host without waiting for
+        the device), on the writer thread from a copy. In MindSpore's format with
+        MindSpore's buckets (``bins`` and ``max_bins`` do not apply there)."""
         step = _step(global_step)
         if self.file_format == "mindspore":
             self._record.record_value("histogram", tag, values, step, walltime)
@@ -200,18 +200,18 @@ class SummaryWriter:
         owner = f"{OWNER}.add_histogram"
         check_str(tag, "tag", owner, non_empty=True)
         check_bins(bins, max_bins, owner)
-        copy, pooled = self._buffers.take(values, "values", owner)
+        view = None if isinstance(values, list | tuple) else host_view(values)
+        if view is not None and view.size and binned_at_once(view, bins):
+            proto = histogram_proto(view, bins, max_bins)
+            self._summary(tensorboard_pb2.Summary.Value(tag=tag, histo=proto), step, walltime)
+            return
+        copy = snapshot_array(values, "values", owner)
         if math.prod(copy.shape) == 0:
             raise ValueError(f"{owner}: values has no element; a histogram needs one at least")
 
         def event() -> tensorboard_pb2.Event:
-            try:
-                proto = histogram_proto(resolve(copy), bins, max_bins)
-            finally:
-                if pooled:
-                    self._buffers.give(copy)
             made = tensorboard_pb2.Event()
-            made.summary.value.add(tag=tag, histo=proto)
+            made.summary.value.add(tag=tag, histo=histogram_proto(resolve(copy), bins, max_bins))
             return made
 
         self._record.record_tensorboard_event(event, step, walltime, held=copy.nbytes)
