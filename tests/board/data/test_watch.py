@@ -50,7 +50,8 @@ def test_an_idle_watched_tree_is_not_walked_and_a_change_is_seen(
         assert _watching(loader)
         assert loader.status()["polling_reason"] is None
         assert wait_until(lambda: {r["id"] for r in loader.runs()} == {"./a"})
-        loader.wait_for_pass(loader.passes + 1)  # the walk the watch's start asks for
+        # the walk the watch's start asks for (it may be over already)
+        loader.wait_for_pass(loader.passes + 1, timeout=10 * INTERVAL)
         assert _idle_passes(loader) <= 1
 
         write_run(base / "deep" / "b", range(1, 6))  # a new run, below a new directory
@@ -102,6 +103,14 @@ def test_a_watch_walks_again_after_its_longest_pause(base: Path) -> None:
     finally:
         watch.stop()
     assert not watch.watching and watch.due()
+
+
+def test_a_watch_told_off_never_starts(base: Path) -> None:
+    watch = TreeWatch(base, off="watching is off (--no-watch)")
+    watch.start()
+    watch.start()
+    assert not watch.watching and watch.reason == "watching is off (--no-watch)"
+    assert watch.due() and watch.due()
 
 
 def test_a_stopped_watch_asks_for_walks(base: Path) -> None:

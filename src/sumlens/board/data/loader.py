@@ -10,7 +10,8 @@ re-open starts from them, reading only what grew.
 
 While nothing changes, a local base directory is not walked: a
 :class:`~sumlens.board.data.watch.TreeWatch` says when something did (and the loader walks
-at every reload interval where watching cannot work).
+at every reload interval where watching cannot work). The watch is set up once the first
+pass is over: adding a watch per directory of a large tree must not slow a cold start.
 
 The :class:`Loader` is the :class:`~sumlens.board.data.surface.ReadSurface` of a real base
 directory (its queries are :class:`~sumlens.board.data.served.ServedRuns`'). Damage is
@@ -92,7 +93,6 @@ class Loader(ServedRuns):
     def start(self) -> None:
         """Poll in a background thread every ``reload_interval`` seconds."""
         if self._thread is None:
-            self._watch.start()
             self._thread = threading.Thread(target=self._run, name="sumlens-loader", daemon=True)
             self._thread.start()
 
@@ -145,6 +145,8 @@ class Loader(ServedRuns):
                     self.poll()
             except Exception:  # the server keeps serving what it has
                 _log.exception("the loader's poll failed; retrying in %.1f s", self.reload_interval)
+            if self.passes:  # once the first pass is over: setting up the watch of a large
+                self._watch.start()  # tree must not slow a cold start's loading
             self._stop.wait(self.reload_interval)
 
     def status(self) -> dict[str, Any]:

@@ -106,6 +106,7 @@ class TreeWatch:
         self._running = False
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._tried = False
         self._lock = threading.Lock()
 
     @property
@@ -114,9 +115,11 @@ class TreeWatch:
         return self._running
 
     def start(self) -> None:
-        """Begin watching, unless it cannot work here (then :attr:`reason` says why)."""
-        if self._thread is not None or self._off is not None:
+        """Begin watching, unless it cannot work here (then :attr:`reason` says why); once
+        (later calls, and calls after :meth:`stop`, do nothing)."""
+        if self._tried or self._off is not None or self._stop.is_set():
             return
+        self._tried = True
         reason = why_not_watched(self.root)
         if reason is not None:
             self.reason = reason
