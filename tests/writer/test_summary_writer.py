@@ -210,3 +210,16 @@ def test_hparams_of_tensors_reach_the_lineage(tmp_path: Path) -> None:
     assert train.hyper_parameters.learning_rate == 0.25
     assert train.hyper_parameters.optimizer == "adam"
     assert evaluation.metric == '{"acc": 0.5}'
+
+
+def test_values_after_close_go_to_a_new_file(tmp_path: Path) -> None:
+    """As with torch's writer: closing is not the end of the writer."""
+    writer = SummaryWriter(tmp_path)
+    writer.add_scalar("loss", 1.0, 0)
+    writer.close()
+    writer.close()  # twice is fine
+    writer.add_scalar("loss", 2.0, 1)
+    writer.flush()
+    writer.close()
+    assert len([p for p in tmp_path.iterdir() if "tfevents" in p.name]) == 2
+    assert _scalars(accumulator(tmp_path), "loss") == [(0, 1.0), (1, 2.0)]

@@ -84,7 +84,8 @@ class SummaryWriter:
             options["filename_suffix"] = filename_suffix
         if max_pending_bytes is not None:
             options["max_pending_bytes"] = max_pending_bytes
-        self._record = SummaryRecord(self.log_dir, **options)
+        self._current = SummaryRecord(self.log_dir, **options)
+        self._reopen = False  # set by close(): a later value opens a new file
         self._options = options
         self._children: dict[str, SummaryWriter] = {}
         if purge_step is not None:
@@ -98,6 +99,16 @@ class SummaryWriter:
         of MindSpore's API: ``add_value`` then ``record(step)``)."""
         return self._record
 
+    @property
+    def _record(self) -> SummaryRecord:
+        """The open record; after :meth:`close`, a new one (a new file in the same
+        directory), as torch's writer opens a new file for values given after its close."""
+        record = self._current
+        if self._reopen and not record.is_open:
+            self._current = record = SummaryRecord(self.log_dir, **self._options)
+            self._reopen = False
+        return record
+
     def get_logdir(self) -> str:
         """The directory the event files are written to."""
         return self.log_dir
@@ -107,13 +118,16 @@ class SummaryWriter:
         sub-writers of :meth:`add_scalars`."""
         for child in self._children.values():
             child.flush()
-        self._record.flush()
+        if self._current.is_open:
+            self._current.flush()
 
     def close(self) -> None:
-        """Write everything and close the files (and those of :meth:`add_scalars`)."""
+        """Write everything and close the files (and those of :meth:`add_scalars`). Values
+        given afterwards go to new files, as with torch's writer."""
         for child in self._children.values():
             child.close()
-        self._record.close()
+        self._current.close()
+        self._reopen = True
 
     def __enter__(self) -> SummaryWriter:
         return self
