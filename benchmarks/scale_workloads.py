@@ -25,7 +25,6 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -134,20 +133,6 @@ def _get(client: httpx.Client, path: str, params: dict[str, Any] | None = None) 
     return orjson.loads(response.content) if response.status_code == 200 else None
 
 
-def _timed(
-    name: str,
-    args: list[str],
-    env: dict[str, str],
-    port: int,
-    done: Callable[[Any], bool],
-    poll_s: float,
-) -> dict[str, Any]:
-    """Start ``args``; ``{"seconds": ...}`` from the start until ``done(client)`` holds,
-    asked every ``poll_s``; the server is stopped afterwards."""
-    with server_until(name, args, env, port, done, poll_s, TIMEOUT_S) as (_, seconds):
-        return {"seconds": seconds}
-
-
 def sumlens_done(client: httpx.Client, workload: Workload) -> bool:
     """Every run listed ready with every tag and point; for one run, a tag served whole."""
     body = _get(client, "/api/v1/runs")
@@ -188,14 +173,17 @@ def time_sumlens(workload: Workload, env: dict[str, str] | None = None) -> dict[
     port = free_port()
     try:
         args = serve_args(base_dir, port, workspace)
-        return _timed(
+        env = {**os.environ, **(env or {})}
+        with server_until(
             "sumlens",
             args,
-            {**os.environ, **(env or {})},
+            env,
             port,
             lambda client: sumlens_done(client, workload),
             workload.poll_s,
-        )
+            TIMEOUT_S,
+        ) as (_, seconds):
+            return {"seconds": seconds}
     finally:
         shutil.rmtree(workspace, ignore_errors=True)
 
@@ -207,11 +195,13 @@ def time_tensorboard(workload: Workload) -> dict[str, Any]:
     port = free_port()
     exe = str(Path(sys.executable).with_name("tensorboard"))
     args = [exe, "--logdir", str(base_dir), "--host", "127.0.0.1", "--port", str(port)]
-    return _timed(
+    with server_until(
         "tensorboard",
         args,
         dict(os.environ),
         port,
         lambda client: tensorboard_done(client, workload),
         workload.poll_s,
-    )
+        TIMEOUT_S,
+    ) as (_, seconds):
+        return {"seconds": seconds}

@@ -87,16 +87,10 @@ def binned_at_once(values: np.ndarray, bins: Any) -> bool:
 def histogram_proto(
     values: np.ndarray, bins: Any = "tensorflow", max_bins: int | None = None
 ) -> tensorboard_pb2.HistogramProto:
-    """The ``HistogramProto`` of ``values`` (any shape; flattened), binned by ``bins``.
-
-    Raises ``ValueError`` for an empty array (nothing to bin) and for ``bins`` or
-    ``max_bins`` that :func:`check_bins` refuses.
-    """
-    check_bins(bins, max_bins, "add_histogram")
+    """The ``HistogramProto`` of ``values`` (any shape, at least one value; flattened), binned
+    by ``bins`` (``bins`` and ``max_bins`` as :func:`check_bins` lets them through: the caller
+    checks them where the user called)."""
     flat = np.asarray(values).reshape(-1)
-    if flat.size == 0:
-        raise ValueError("add_histogram: values has no element; a histogram needs one at least")
-    default = isinstance(bins, str) and bins == "tensorflow"
     if binned_at_once(flat, bins):
         counts, total, squares = _compiled(flat)
         limits = _TENSORFLOW_EDGES
@@ -104,6 +98,7 @@ def histogram_proto(
         if math.isnan(low):  # as numpy's sums: NaN when a value is
             total = squares = math.nan
     else:
+        default = isinstance(bins, str) and bins == "tensorflow"
         counts, limits = np.histogram(flat, bins=_TENSORFLOW_EDGES if default else bins)
         as_float = flat.astype(np.float64)
         low, high = float(as_float.min()), float(as_float.max())

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from sumlens.summary.convert import resolve
+from sumlens.writer.arrays import host_array
 
 
 def to_uint8_pixels(value: Any, name: str = "img_tensor") -> Any:
@@ -24,13 +24,7 @@ def to_uint8_pixels(value: Any, name: str = "img_tensor") -> Any:
         if tensor.dtype == torch.uint8:
             return tensor
         return (tensor.float() * 255).clamp_(0, 255).to(torch.uint8)
-    try:
-        array = np.asarray(resolve(value))
-    except TypeError as err:
-        raise TypeError(
-            f"SummaryWriter: {name} must be an array or tensor of pixels, got "
-            f"{type(value).__name__}"
-        ) from err
+    array = host_array(value, name, "SummaryWriter.add_image")
     if array.dtype == np.uint8:
         return array
     if array.dtype.kind not in "biuf":

@@ -34,7 +34,7 @@ from sumlens._checks import check_choice, check_int, check_number, check_str
 from sumlens._proto import tensorboard_pb2
 from sumlens.summary import SummaryRecord
 from sumlens.summary.convert import host_view, resolve
-from sumlens.writer.arrays import snapshot_array
+from sumlens.writer.arrays import host_array, snapshot_array
 from sumlens.writer.histogram import binned_at_once, check_bins, histogram_proto
 from sumlens.writer.hparams_lineage import hparams_lineage
 from sumlens.writer.pixels import to_uint8_pixels
@@ -246,8 +246,9 @@ class SummaryWriter:
         """A histogram already binned: ``bucket_limits[i]`` is the right edge of the bucket
         holding ``bucket_counts[i]`` values (TensorBoard's layout)."""
         check_str(tag, "tag", OWNER, non_empty=True)
-        limits = np.asarray(resolve(bucket_limits), dtype=np.float64).reshape(-1)
-        counts = np.asarray(resolve(bucket_counts), dtype=np.float64).reshape(-1)
+        owner = f"{OWNER}.add_histogram_raw"
+        limits = host_array(bucket_limits, "bucket_limits", owner).astype(np.float64).reshape(-1)
+        counts = host_array(bucket_counts, "bucket_counts", owner).astype(np.float64).reshape(-1)
         if limits.size != counts.size:
             raise ValueError(
                 f"add_histogram_raw: bucket_limits has {limits.size} entries and bucket_counts "
@@ -579,9 +580,11 @@ class SummaryWriter:
 
 def _step(global_step: Any) -> int:
     """torch's writer stores a missing step as 0."""
+    if type(global_step) is int:  # the common case; its range is the record's to check
+        return global_step
     if global_step is None:
         return 0
-    if hasattr(global_step, "item") and not isinstance(global_step, int):
+    if hasattr(global_step, "item"):
         global_step = global_step.item()
     return int(check_int(global_step, "global_step", OWNER))
 
@@ -589,7 +592,7 @@ def _step(global_step: Any) -> int:
 def _tensor_scalar(tag: str, value: Any, double: bool) -> tensorboard_pb2.Summary.Value:
     """A scalar as the scalars plugin's tensor (torch's ``new_style``)."""
     check_str(tag, "tag", OWNER, non_empty=True)
-    number = float(np.asarray(resolve(value)).reshape(-1)[0])
+    number = float(host_array(value, "scalar_value", f"{OWNER}.add_scalar").reshape(-1)[0])
     proto = tensorboard_pb2.Summary.Value(tag=tag)
     proto.metadata.plugin_data.plugin_name = "scalars"
     if double:
@@ -605,7 +608,7 @@ def _to_hwc(pixels: Any, dataformats: str) -> np.ndarray:
     """An image laid out as CHW, HWC or HW, as an H x W x 3 uint8 array."""
     layout = dataformats.upper() if isinstance(dataformats, str) else dataformats
     check_choice(layout, "dataformats", f"{OWNER}.add_image_with_boxes", ("CHW", "HWC", "HW"))
-    array = np.asarray(resolve(pixels))
+    array = host_array(pixels, "img_tensor", f"{OWNER}.add_image_with_boxes")
     if array.ndim != len(layout):
         raise ValueError(
             f"{OWNER}: img_tensor has shape {array.shape}, not an image in layout {layout!r}"
