@@ -27,7 +27,7 @@ def _paths(router: APIRouter) -> set[str]:
 def test_every_plugin_the_readers_return_is_declared_once() -> None:
     names = [plugin.name for plugin in plugins.PLUGINS]
     assert len(names) == len(set(names))
-    assert set(names) == set(READ_PLUGINS)
+    assert set(plugins.RECORDED) == set(READ_PLUGINS)
 
 
 def test_caps_are_derived_from_the_declarations() -> None:
@@ -47,12 +47,16 @@ def test_the_api_lists_are_derived_from_the_declarations() -> None:
         "image",
         "histogram",
         "tensor",
+        "text",
+        "audio",
+        "pr_curve",
     }
     assert set(lineage_api.LINEAGE_PLUGINS) == {
         "train_lineage",
         "eval_lineage",
         "custom_lineage_data",
         "dataset_graph",
+        "hparams",
     }
 
 

@@ -24,13 +24,16 @@ class Plugin:
 
     ``cap`` None: every value is kept (scalars, served downsampled by the core routes);
     ``router`` None: only the core routes serve it (:mod:`sumlens.board.api.runs`);
-    ``message``: its values are protobuf messages (``/api/v1/message`` gives them as JSON).
+    ``message``: its values are protobuf messages (``/api/v1/message`` gives them as JSON);
+    ``recorded`` False: its values are files beside the event files (the embedding
+    projector's), found by the loader rather than returned by the readers, so it has no cap.
     """
 
     name: str
     cap: int | None
     router: str | None
     message: bool = False
+    recorded: bool = True
 
     @property
     def router_module(self) -> str | None:
@@ -74,11 +77,34 @@ PLUGINS: tuple[Plugin, ...] = (
         router="sumlens.board.api.lineage:make_lineage_router",
         message=True,
     ),
+    Plugin("text", cap=10, router="sumlens.board.api.text:make_text_router"),
+    Plugin("audio", cap=10, router="sumlens.board.api.audio:make_audio_router"),
+    Plugin("pr_curve", cap=100, router="sumlens.board.api.pr_curves:make_pr_curve_router"),
+    Plugin(
+        "hparams",
+        cap=10,
+        router="sumlens.board.api.lineage:make_lineage_router",
+        message=True,
+    ),
+    Plugin(
+        "run_metadata",
+        cap=10,
+        router="sumlens.board.api.graph:make_graph_router",
+        message=True,
+    ),
+    Plugin(
+        "embedding",
+        cap=None,
+        router="sumlens.board.api.embeddings:make_embedding_router",
+        recorded=False,
+    ),
 )
-"""Every plugin, in the order the API lists them (TensorBoard's caps for images,
-histograms and tensors)."""
+"""Every plugin, in the order the API lists them (TensorBoard's caps for images, audio,
+histograms, tensors and PR curves)."""
 
 DEFAULT_CAPS: dict[str, int] = {p.name: p.cap for p in PLUGINS if p.cap is not None}
+RECORDED: tuple[str, ...] = tuple(p.name for p in PLUGINS if p.recorded)
+"""Plugins whose values the readers return (:data:`sumlens.io.PLUGINS`)."""
 """Values kept per series by default, for each plugin whose values are sampled."""
 SAMPLED: tuple[str, ...] = tuple(DEFAULT_CAPS)
 """Plugins whose series keep a sample of their values (``/api/v1/samples``)."""

@@ -2,7 +2,7 @@
 
 from sumlens.io.crc import masked_crc32c
 from sumlens.io.describe import describe
-from sumlens.io.events import PLUGINS, Event, Histogram, Image
+from sumlens.io.events import PLUGINS, Audio, Event, Histogram, Image, Text
 from sumlens.io.framing import ReadStats, encode_record
 from sumlens.io.reader import (
     EventStream,
@@ -24,6 +24,7 @@ from sumlens.io.writer import RecordWriter
 
 __all__ = [
     "PLUGINS",
+    "Audio",
     "Event",
     "EventStream",
     "Histogram",
@@ -34,6 +35,7 @@ __all__ = [
     "RecordFile",
     "RecordWriter",
     "Scalars",
+    "Text",
     "describe",
     "encode_record",
     "fast_engine_cached",
