@@ -8,6 +8,7 @@ import pytest
 
 from sumlens.writer.histogram import (
     HISTOGRAM_KERNELS,
+    SPLIT_FROM,
     cell_table,
     histogram_proto,
     tensorflow_edges,
@@ -88,4 +89,22 @@ def test_both_paths_write_the_same_histogram(kernel, max_bins: int | None) -> No
     assert (compiled.min, compiled.max, compiled.num) == (plain.min, plain.max, plain.num)
     assert compiled.sum == pytest.approx(plain.sum) and compiled.sum_squares == pytest.approx(
         plain.sum_squares
+    )
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+def test_a_large_array_binned_in_halves_gives_numpys_histogram(kernel, dtype) -> None:  # type: ignore[no-untyped-def]
+    """Arrays from SPLIT_FROM values are binned in two halves at once; edge values, NaN and
+    infinities in both halves, and an odd size, land as numpy bins them."""
+    values = (RNG.standard_cauchy(SPLIT_FROM + 1001) * 50).astype(dtype)
+    if values.dtype.kind == "f":
+        values[:: SPLIT_FROM // 3] = np.nan
+        values[7 :: SPLIT_FROM // 2] = np.inf
+        values[-AROUND_EDGES.size :] = AROUND_EDGES.astype(dtype)
+    compiled = histogram_proto(values, "tensorflow")
+    plain = histogram_proto(values, EDGES)
+    assert list(compiled.bucket) == list(plain.bucket)
+    assert list(compiled.bucket_limit) == list(plain.bucket_limit)
+    np.testing.assert_array_equal(
+        [compiled.min, compiled.max, compiled.num], [plain.min, plain.max, plain.num]
     )

@@ -11,12 +11,18 @@ With the default edges, real numbers are binned by a compiled kernel
 (:mod:`sumlens.writer._histogram_jit`, about 20x numpy's ``histogram``) once
 :data:`HISTOGRAM_KERNELS` is ready (compiled in the background, as the writer's other
 kernels: :mod:`sumlens._numba`), by numpy until then; both give the same buckets.
+The kernels release the GIL, so a large array is binned in two halves at once, one on
+the caller's thread and one on a helper thread (:func:`_halves`), where a second core
+exists: the same two cores SummaryRecord's histograms use (the caller's and the writer
+thread's), and half the wait.
 """
 
 from __future__ import annotations
 
 import functools
 import math
+import os
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -48,6 +54,9 @@ HISTOGRAM_KERNELS = KernelSet(
 )
 COMPILED_KINDS = "fiu"
 """Array kinds the kernel bins (bools and the rest go to numpy)."""
+SPLIT_FROM = 1 << 18
+"""Values from which an array is binned in two halves at once (below, handing half to the
+helper thread costs more than it saves)."""
 NUMPY_BIN_RULES = ("auto", "fd", "doane", "scott", "stone", "rice", "sturges", "sqrt")
 
 
@@ -121,12 +130,31 @@ def _compiled(flat: np.ndarray) -> tuple[np.ndarray, float, float]:
     """The kernels' counts, sum and sum of squares of a flat array of real numbers."""
     from sumlens.writer import _histogram_jit as jit
 
+    values = np.ascontiguousarray(flat)
     if flat.dtype == np.float32:
-        values = np.ascontiguousarray(flat)
         if not values.dtype.isnative:
             values = values.astype(np.float32)
-        return jit.float32_histogram(values, cell_table(32), _TENSORFLOW_EDGES)
-    return jit.float64_histogram(np.ascontiguousarray(flat), cell_table(64), _TENSORFLOW_EDGES)
+        kernel, table = jit.float32_histogram, cell_table(32)
+    else:
+        kernel, table = jit.float64_histogram, cell_table(64)
+    helper = _helper() if values.size >= SPLIT_FROM else None
+    if helper is None:
+        return kernel(values, table, _TENSORFLOW_EDGES)
+    middle = values.size // 2
+    first = helper.submit(kernel, values[:middle], table, _TENSORFLOW_EDGES)
+    counts, total, squares = kernel(values[middle:], table, _TENSORFLOW_EDGES)
+    other_counts, other_total, other_squares = first.result()
+    return counts + other_counts, other_total + total, other_squares + squares
+
+
+@functools.cache
+def _helper() -> ThreadPoolExecutor | None:
+    """The thread that bins one half of a large array (:func:`_compiled`), or None on a
+    single core."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    if (cores or 1) < 2:
+        return None
+    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="sumlens-histogram")
 
 
 @functools.cache
