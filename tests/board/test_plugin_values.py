@@ -51,7 +51,7 @@ def test_caps_parse_like_tensorboards_flag() -> None:
         "histogram": 100,
         "tensor": 5,
     }
-    for bad in ("images", "audio=3", "images=1", "images=many"):
+    for bad in ("images", "meshes=3", "images=1", "images=many"):
         with pytest.raises(ValueError, match="--samples-per-plugin"):
             parse_caps(bad)
 

@@ -113,9 +113,9 @@ def ms_rejected_after_a_skip() -> bytes:
 
 
 def tb_rejected_after_a_skip() -> bytes:
-    """A text value (counted as skipped when read) before a scalar tensor of two values."""
+    """A mesh value (counted as skipped when read) before a scalar tensor of two values."""
     event = tensorboard_pb2.Event(step=9, wall_time=9.0)
-    event.summary.value.append(tb_tensor_value("t", [], 7, "text", string_val=[b"hello"]))
+    event.summary.value.append(tb_tensor_value("t", [1], 1, "mesh", float_val=[1.0]))
     event.summary.value.append(tb_tensor_value("t", [], 1, "scalars", float_val=[1.0, 2.0]))
     return event.SerializeToString()
 
@@ -164,6 +164,36 @@ def tb_image(height: int, width: int) -> bytes:
     return tb_value(value)
 
 
+def tb_audio(**fields: float) -> bytes:
+    """A TensorBoard ``Summary.Audio`` value with these fields (a clip of ``b"RIFF"``)."""
+    value = tensorboard_pb2.Summary.Value(tag="clip")
+    value.audio.encoded_audio_string = b"RIFF"
+    for name, number in fields.items():
+        setattr(value.audio, name, number)
+    return tb_value(value)
+
+
+def tb_hparams(content: bytes) -> bytes:
+    """An hparams plugin value whose plugin content is ``content``."""
+    value = tensorboard_pb2.Summary.Value(tag="_hparams_/experiment")
+    value.metadata.plugin_data.plugin_name = "hparams"
+    value.metadata.plugin_data.content = content
+    return tb_value(value)
+
+
+def tb_run_metadata(run_metadata: bytes) -> bytes:
+    event = tensorboard_pb2.Event(step=9, wall_time=9.0)
+    event.tagged_run_metadata.tag = "step1"
+    event.tagged_run_metadata.run_metadata = run_metadata
+    return event.SerializeToString()
+
+
+def tb_graph_def(graph_def: bytes) -> bytes:
+    return tensorboard_pb2.Event(step=9, wall_time=9.0, graph_def=graph_def).SerializeToString()
+
+
+NOT_A_MESSAGE = b"\xff\xff\xff\xff"
+"""Bytes no protobuf message parses from: a field key whose varint never ends."""
 NAN = float("nan")
 CASES: dict[str, tuple[str, Callable[[], bytes]]] = {
     # The cases of the issue, MindSpore and TensorBoard twins.
@@ -217,6 +247,43 @@ CASES: dict[str, tuple[str, Callable[[], bytes]]] = {
         "tensorboard",
         lambda: tb_tensor([1, 3], 2, "histograms", double_val=[0.0, 1.0, -4.0]),
     ),
+    # The TensorBoard plugins of issue 27.
+    "tb_text_short_of_its_shape": (
+        "tensorboard",
+        lambda: tb_tensor([2, 2], 7, "text", string_val=[b"a", b"b", b"c"]),
+    ),
+    "tb_text_of_floats": ("tensorboard", lambda: tb_tensor([1], 1, "text", float_val=[1.0])),
+    "tb_text_of_huge_shape": (
+        "tensorboard",
+        lambda: tb_tensor([2**40, 2**40], 7, "text", string_val=[b"a"]),
+    ),
+    "tb_audio_nan_sample_rate": ("tensorboard", lambda: tb_audio(sample_rate=NAN)),
+    "tb_audio_negative_frames": ("tensorboard", lambda: tb_audio(length_frames=-8)),
+    "tb_audio_negative_channels": ("tensorboard", lambda: tb_audio(num_channels=-1)),
+    "tb_audio_tensor_of_3_columns": (
+        "tensorboard",
+        lambda: tb_tensor([1, 3], 7, "audio", string_val=[b"RIFF", b"a", b"b"]),
+    ),
+    "tb_audio_tensor_short_of_its_shape": (
+        "tensorboard",
+        lambda: tb_tensor([2, 2], 7, "audio", string_val=[b"RIFF", b"label"]),
+    ),
+    "tb_pr_curve_of_5_rows": (
+        "tensorboard",
+        lambda: tb_tensor([5, 2], 1, "pr_curves", float_val=[0.0] * 10),
+    ),
+    "tb_pr_curve_of_strings": (
+        "tensorboard",
+        lambda: tb_tensor([6, 1], 7, "pr_curves", string_val=[b"a"] * 6),
+    ),
+    "tb_pr_curve_filled_48_gib": (
+        "tensorboard",
+        lambda: tb_tensor([6, 2**31], 1, "pr_curves", float_val=[1.0]),
+    ),
+    "tb_hparams_not_a_message": ("tensorboard", lambda: tb_hparams(NOT_A_MESSAGE)),
+    "tb_hparams_holding_nothing": ("tensorboard", lambda: tb_hparams(b"")),
+    "tb_run_metadata_not_a_message": ("tensorboard", lambda: tb_run_metadata(NOT_A_MESSAGE)),
+    "tb_graph_def_not_a_message": ("tensorboard", lambda: tb_graph_def(NOT_A_MESSAGE)),
     "ms_rejected_after_a_skip": ("summary", ms_rejected_after_a_skip),
     "tb_rejected_after_a_skip": ("tensorboard", tb_rejected_after_a_skip),
 }
@@ -226,6 +293,8 @@ BIG = {
     "tb_dims_overflow_int64",
     "tb_dims_overflow_int64_square",
     "tb_filled_16_gib",
+    "tb_text_of_huge_shape",
+    "tb_pr_curve_filled_48_gib",
 }
 """Cases whose shapes ask for gigabytes or more (before the fix, numpy's int64 product of
 the dims wrapped to 0 for the overflowing ones): read in the limited child."""

@@ -29,14 +29,22 @@ from google.protobuf.message import DecodeError
 from helpers.wire import tb_tensor_value, varint
 
 import sumlens.io.reader as reader_module
-from sumlens._proto import lineage_pb2, summary_pb2, tensorboard_pb2
+from sumlens._proto import (
+    lineage_pb2,
+    summary_pb2,
+    tensorboard_graph_pb2,
+    tensorboard_pb2,
+    tensorboard_plugins_pb2,
+)
 from sumlens.io import (
+    Audio,
     Event,
     Histogram,
     Image,
     NotAnEventFileError,
     ReadStats,
     RecordFile,
+    Text,
     encode_record,
     iter_events,
     read_scalars,
@@ -44,6 +52,7 @@ from sumlens.io import (
 from sumlens.io.decode import DECODERS, PayloadError
 from sumlens.io.framing import HEADER_SIZE, scan_all
 from sumlens.io.naming import file_kind
+from sumlens.io.tb_graph import graph_from_graph_def
 
 GOLDEN_FILES = {
     "all_plugins_ms": "all_plugins/events.out.events.summary.1795304162.0.vm_MS",  # graph
@@ -64,7 +73,8 @@ SMALL_CHUNK_CASES = 150  # per file and chunk size
 
 @pytest.fixture(scope="session")
 def tensorboard_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A TensorBoard file written by torch's SummaryWriter (scalars, histograms, images, text)."""
+    """A TensorBoard file written by torch's SummaryWriter (scalars, histograms, images, text,
+    audio and PR curves)."""
     from torch.utils.tensorboard import SummaryWriter
 
     log_dir = tmp_path_factory.mktemp("tb_fuzz")
@@ -78,6 +88,10 @@ def tensorboard_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
                 writer.add_histogram("w", rng.standard_normal(50), step, walltime=wall)
                 writer.add_image("img", rng.random((3, 4, 4)), step, walltime=wall)
                 writer.add_text("note", f"step {step}", step, walltime=wall)
+                clip = np.sin(np.arange(64) * (step + 1) / 5)
+                writer.add_audio("clip", clip, step, sample_rate=800, walltime=wall)
+                labels, scores = rng.integers(0, 2, 20), rng.random(20)
+                writer.add_pr_curve("pr", labels, scores, step, num_thresholds=5, walltime=wall)
     (written,) = log_dir.iterdir()
     path = log_dir / TB_NAME
     written.rename(path)
@@ -414,7 +428,9 @@ def test_model_on_undamaged_files(fuzz_sources: dict[str, Path]) -> None:
         assert (want.corrupt, want.skipped, want.torn) == (0, 0, 0)
         assert len(layout.spans) >= (1 if key == "collector_eval_lineage" else 2), key
     tb = layout_of(fuzz_sources["tensorboard"])
-    assert sum(p.get("text", 0) for p in tb.plugins) == 4
+    plugins = [key[2] for events in tb.events for key in events]
+    assert [plugins.count(name) for name in ("text", "audio", "pr_curve")] == [4, 4, 4]
+    assert not any(tb.plugins)
 
 
 @pytest.mark.parametrize("key", FUZZ_FILES)
@@ -1070,10 +1086,14 @@ def ms_value_gives(event: Event, value: summary_pb2.Summary.Value) -> bool:
 
 
 def tb_targets(value: tensorboard_pb2.Summary.Value) -> list[tuple]:
-    """What one TensorBoard value can give: itself, or each picture of an image tensor."""
+    """What one TensorBoard value can give: itself, or each picture of an image tensor, or
+    each clip of an audio tensor."""
     if value.WhichOneof("value") == "tensor" and value.metadata.plugin_data.plugin_name == "images":
         pictures = len(value.tensor.string_val[2:])
         return [(value, index, pictures) for index in range(pictures)]
+    if value.WhichOneof("value") == "tensor" and value.metadata.plugin_data.plugin_name == "audio":
+        clips = len(value.tensor.string_val) // 2
+        return [(value, index, clips) for index in range(clips)]
     return [(value, 0, 1)]
 
 
@@ -1113,6 +1133,25 @@ def tb_histogram_from(got: Histogram, value: tensorboard_pb2.Summary.Value) -> b
     return False
 
 
+def tb_plugin_gives(event: Event, value: tensorboard_pb2.Summary.Value) -> bool:
+    """Whether ``event`` (text, audio, a PR curve or hparams) is what ``value`` holds."""
+    kind, got = value.WhichOneof("value"), event.value
+    if event.plugin == "hparams":
+        content = value.metadata.plugin_data.content
+        return got == tensorboard_plugins_pb2.HParamsPluginData.FromString(content)
+    if event.plugin == "audio":
+        audio = value.audio
+        return kind == "audio" and got == Audio(
+            audio.encoded_audio_string, audio.sample_rate, audio.num_channels,
+            audio.length_frames, audio.content_type or "audio/wav",
+        )  # fmt: skip
+    dims = [dim.size for dim in value.tensor.tensor_shape.dim]
+    if event.plugin == "text":
+        cells = tuple(s.decode("utf-8", "replace") for s in value.tensor.string_val)
+        return kind == "tensor" and got == Text(cells, tuple(dims))
+    return kind == "tensor" and array_from(got, dims, tb_sources(value.tensor))
+
+
 def tb_value_gives(event: Event, target: tuple) -> bool:
     value, index, pictures = target
     kind = value.WhichOneof("value")
@@ -1125,8 +1164,17 @@ def tb_value_gives(event: Event, target: tuple) -> bool:
             and got.encoded == strings[2 + index]
             and (got.width, got.height) == (int(strings[0]), int(strings[1]))
         )
+    if event.plugin == "audio" and kind == "tensor":
+        strings = value.tensor.string_val
+        return (
+            event.tag == (tag if pictures == 1 else f"{tag}/{index}")
+            and got.encoded == strings[2 * index]
+            and got.label == strings[2 * index + 1].decode("utf-8", "replace")
+        )
     if event.tag != tag:
         return False
+    if event.plugin in ("text", "audio", "pr_curve", "hparams"):
+        return tb_plugin_gives(event, value)
     if event.plugin == "scalar" and kind == "tensor":
         declared = TB_NUMPY.get(value.tensor.dtype, "<f8")
         singles = [cast(s, declared)[0] for s in tb_sources(value.tensor) if s.size == 1]
@@ -1142,6 +1190,16 @@ def tb_value_gives(event: Event, target: tuple) -> bool:
         dims = [dim.size for dim in value.tensor.tensor_shape.dim]
         return kind == "tensor" and array_from(got, dims, tb_sources(value.tensor))
     return event.plugin == "histogram" and tb_histogram_from(got, value)
+
+
+def derived_message(kind: str, message: object, what: str) -> object:
+    """The message an event of a record's ``what`` holds (a TensorBoard graph converted)."""
+    found = getattr(message, what)
+    if kind != "tensorboard":  # MindSpore's graph and lineage messages, as they are
+        return found
+    if what == "graph_def":
+        return graph_from_graph_def(found)
+    return tensorboard_graph_pb2.RunMetadata.FromString(found.run_metadata)
 
 
 def check_derivable(kind: str, name: str, payload: bytes, events: list[Event] | None) -> None:
@@ -1162,10 +1220,13 @@ def check_derivable(kind: str, name: str, payload: bytes, events: list[Event] | 
         assert event.step == message.step
         assert same_floats([event.wall_time], [message.wall_time])
     what = message.WhichOneof("what")
-    if kind == "lineage" or what == "graph_def":
+    if kind == "lineage" or what in ("graph_def", "tagged_run_metadata"):
         assert len(events) == 1
-        assert events[0].value == getattr(message, what)
-        assert kind == "lineage" or events[0].tag == name
+        assert events[0].value == derived_message(kind, message, what)
+        if what == "graph_def":
+            assert events[0].tag == name
+        elif what == "tagged_run_metadata":
+            assert events[0].tag == message.tagged_run_metadata.tag
         return
     assert what == "summary"
     if kind == "summary":

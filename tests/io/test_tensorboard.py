@@ -92,12 +92,14 @@ def test_real_writer_events(written_run) -> None:
             ("scalar", "acc/train"): len(STEPS),
             ("histogram", "weights"): len(STEPS),
             ("image", "sample"): len(STEPS),
+            ("text", "notes/text_summary"): len(STEPS),
         }
     )
     for event in events:
         assert event.wall_time == WALL0 + event.step
-    # Text is not mapped: counted, never returned, and nothing is damaged.
-    assert stats.skipped_plugins == {"text": len(STEPS)}
+    texts = [e.value for e in events if e.plugin == "text"]
+    assert [t.cells for t in texts] == [(f"step {step} done",) for step in STEPS]
+    assert stats.skipped_plugins == {}
     assert not stats.damaged
     assert stats.torn_tail_bytes == 0
     assert stats.records == 1 + 5 * len(STEPS)  # file_version event + one event per value
@@ -122,7 +124,7 @@ def test_real_writer_read_scalars(written_run, scalar_engine: str) -> None:
     assert walls.tolist() == [WALL0 + s for s in STEPS]
     assert values.tolist() == [float(np.float32(scalar_value(s))) for s in STEPS]
     assert scalars["acc/train"][2].tolist() == [float(np.float32(s / 10)) for s in STEPS]
-    assert scalars.stats.skipped_plugins == {"text": len(STEPS)}
+    assert scalars.stats.skipped_plugins == {}
     assert scalars.stats.records == 1 + 5 * len(STEPS)
     assert not scalars.stats.damaged
 
@@ -251,7 +253,7 @@ def test_tf2_scalars(tf2_run, scalar_engine: str) -> None:
         assert [e.step for e in got] == list(STEPS)
         assert [e.value for e in got] == [float(np.float32(scalar_value(s))) for s in STEPS]
         assert [e.wall_time for e in got] == [WALL0 + s for s in STEPS]
-    assert stats.skipped_plugins == {"text": 1}
+    assert stats.skipped_plugins == {}
     assert not stats.damaged
     scalars = read_scalars(log_dir, engine=scalar_engine)
     assert sorted(scalars) == ["loss", "loss_f64"]

@@ -87,12 +87,18 @@ class AllocatorMemoryUsed(_message.Message):
     def __init__(self, allocator_name: _Optional[str] = ..., total_bytes: _Optional[int] = ...) -> None: ...
 
 class NodeExecStats(_message.Message):
-    __slots__ = ("node_name", "memory")
+    __slots__ = ("node_name", "all_start_micros", "all_end_rel_micros", "memory", "all_end_rel_nanos")
     NODE_NAME_FIELD_NUMBER: _ClassVar[int]
+    ALL_START_MICROS_FIELD_NUMBER: _ClassVar[int]
+    ALL_END_REL_MICROS_FIELD_NUMBER: _ClassVar[int]
     MEMORY_FIELD_NUMBER: _ClassVar[int]
+    ALL_END_REL_NANOS_FIELD_NUMBER: _ClassVar[int]
     node_name: str
+    all_start_micros: int
+    all_end_rel_micros: int
     memory: _containers.RepeatedCompositeFieldContainer[AllocatorMemoryUsed]
-    def __init__(self, node_name: _Optional[str] = ..., memory: _Optional[_Iterable[_Union[AllocatorMemoryUsed, _Mapping]]] = ...) -> None: ...
+    all_end_rel_nanos: int
+    def __init__(self, node_name: _Optional[str] = ..., all_start_micros: _Optional[int] = ..., all_end_rel_micros: _Optional[int] = ..., memory: _Optional[_Iterable[_Union[AllocatorMemoryUsed, _Mapping]]] = ..., all_end_rel_nanos: _Optional[int] = ...) -> None: ...
 
 class DeviceStepStats(_message.Message):
     __slots__ = ("device", "node_stats")

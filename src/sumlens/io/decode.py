@@ -2,9 +2,9 @@
 
 There is one decoder per file kind (MindSpore summary, MindSpore lineage, TensorBoard);
 each parses the payload with our generated protobuf modules and maps what it finds onto
-the common plugins. Kinds of values we do not map (TensorBoard text, audio, PR curves,
-MindSpore's explain records ...) are counted in :class:`~sumlens.io.framing.ReadStats`,
-never silently dropped.
+the common plugins. Kinds of values we do not map (TensorBoard's mesh and custom scalars,
+MindSpore's explain records ...) are counted in :class:`~sumlens.io.framing.ReadStats`
+by name, never silently dropped.
 
 A payload whose CRCs match can still be crafted, so the decoders trust nothing in it:
 
@@ -38,7 +38,10 @@ all that can be checked without touching their values, each in constant time: a 
 shape, dtype and number of values, a histogram's totals and (TensorBoard) its bucket
 lists' lengths, an image's size. So a record whose value could never convert is refused
 (and counted) when it is indexed; what only the values show (a value out of its dtype's
-range, a negative bucket count) is found when the value is read back.
+range, a negative bucket count) is found when the value is read back. The values of
+TensorBoard's other plugins (text, audio, PR curves, hyper-parameters, graphs and run
+metadata) are converted, and so checked whole, when indexed too: each grows with its record
+only (a PR curve's filled values are taken from the record's :class:`FillBudget`).
 """
 
 from __future__ import annotations
@@ -51,9 +54,18 @@ from functools import partial
 import numpy as np
 from google.protobuf.message import DecodeError
 
-from sumlens._proto import lineage_pb2, summary_pb2, tensorboard_pb2
-from sumlens.io.events import Event, Histogram, Image
+from sumlens._proto import (
+    anf_ir_pb2,
+    lineage_pb2,
+    summary_pb2,
+    tensorboard_graph_pb2,
+    tensorboard_pb2,
+    tensorboard_plugins_pb2,
+)
+from sumlens.io.events import Audio, Event, Histogram, Image, Text
 from sumlens.io.framing import ReadStats
+from sumlens.io.tb_graph import graph_from_graph_def
+from sumlens.io.wav import wav_layout
 
 Decoder = Callable[[bytes, str, ReadStats], list[Event]]
 
@@ -521,6 +533,9 @@ def _tb_value(
 ) -> list[Event]:
     kind = value.WhichOneof("value")
     tag = value.tag or value.node_name
+    plugin = value.metadata.plugin_data.plugin_name
+    if plugin == "hparams":  # the message is the metadata; torch adds an empty tensor
+        return [Event(step, wall_time, "hparams", tag, _tb_hparams(value.metadata, tag))]
     if kind == "simple_value":
         return [Event(step, wall_time, "scalar", tag, value.simple_value)]
     if kind == "histo":
@@ -533,8 +548,9 @@ def _tb_value(
         _check_counts("image", height=img.height, width=img.width)
         image = Image(img.encoded_image_string, img.height, img.width, img.colorspace)
         return [Event(step, wall_time, "image", tag, image)]
+    if kind == "audio":
+        return [Event(step, wall_time, "audio", tag, _tb_audio(value.audio, tag))]
     if kind == "tensor":
-        plugin = value.metadata.plugin_data.plugin_name
         if plugin == "scalars":
             array = tb_tensor_to_array(value.tensor, budget)
             if isinstance(array, list) or array.size != 1:
@@ -552,6 +568,13 @@ def _tb_value(
             return [Event(step, wall_time, "histogram", tag, _tb_tensor_histogram(array))]
         if plugin == "images":
             return _tb_image_tensor(value, step, wall_time)
+        if plugin == "text":
+            return [Event(step, wall_time, "text", tag, _tb_text(value.tensor, tag))]
+        if plugin == "audio":
+            return _tb_audio_tensor(value.tensor, tag, step, wall_time)
+        if plugin == "pr_curves":
+            curve = _tb_pr_curve(value.tensor, tag, budget)
+            return [Event(step, wall_time, "pr_curve", tag, curve)]
         if plugin in ("", "tensor"):
             if value.tensor.dtype == _TB_STRING:
                 skipped.append("string_tensor")
@@ -598,6 +621,75 @@ def _tb_image_tensor(
     ]
 
 
+def _strings(tensor: tensorboard_pb2.TensorProto, what: str) -> tuple[tuple[int, ...], list[bytes]]:
+    """The shape and strings of a string tensor whose strings fill its shape exactly."""
+    if tensor.dtype != _TB_STRING:
+        raise PayloadError(f"{what} of dtype {tensor.dtype}, not strings")
+    shape, size = _shape((dim.size for dim in tensor.tensor_shape.dim), 1)
+    strings = list(tensor.string_val)
+    if len(strings) != size:
+        raise PayloadError(f"{what} of shape {shape} holds {len(strings)} strings")
+    return shape, strings
+
+
+def _tb_text(tensor: tensorboard_pb2.TensorProto, tag: str) -> Text:
+    """A text plugin tensor: its strings as UTF-8 text (bad bytes replaced), row-major."""
+    shape, strings = _strings(tensor, f"text tensor {tag!r}")
+    return Text(tuple(s.decode("utf-8", "replace") for s in strings), shape)
+
+
+def _tb_audio(audio: tensorboard_pb2.Summary.Audio, tag: str) -> Audio:
+    """A ``Summary.Audio`` value (what torch's ``add_audio`` writes), its sizes checked."""
+    _check_counts(f"audio {tag!r}", channels=audio.num_channels, frames=audio.length_frames)
+    if not (math.isfinite(audio.sample_rate) and audio.sample_rate >= 0):
+        raise PayloadError(f"audio {tag!r} with sample rate {audio.sample_rate}")
+    return Audio(
+        audio.encoded_audio_string,
+        audio.sample_rate,
+        audio.num_channels,
+        audio.length_frames,
+        audio.content_type or "audio/wav",
+    )
+
+
+def _tb_audio_tensor(
+    tensor: tensorboard_pb2.TensorProto, tag: str, step: int, wall_time: float
+) -> list[Event]:
+    """A TF2 audio tensor: ``[clips, 2]`` strings of (WAV, label); one event per clip,
+    named as TF2 images are. Rate, channels and frames come from each WAV header (0 when
+    a clip has none that reads)."""
+    shape, strings = _strings(tensor, f"audio tensor {tag!r}")
+    if len(shape) != 2 or shape[1] != 2:
+        raise PayloadError(f"audio tensor {tag!r} of shape {shape}, expected (clips, 2)")
+    events = []
+    for index in range(shape[0]):
+        clip, label = strings[2 * index], strings[2 * index + 1]
+        rate, channels, frames = wav_layout(clip) or (0.0, 0, 0)
+        audio = Audio(clip, rate, channels, frames, label=label.decode("utf-8", "replace"))
+        name = tag if shape[0] == 1 else f"{tag}/{index}"
+        events.append(Event(step, wall_time, "audio", name, audio))
+    return events
+
+
+def _tb_pr_curve(tensor: tensorboard_pb2.TensorProto, tag: str, budget: FillBudget) -> np.ndarray:
+    """A PR-curve tensor as float64 of shape ``(6, thresholds)`` (see :class:`Event`)."""
+    array = tb_tensor_to_array(tensor, budget)
+    if isinstance(array, list) or array.ndim != 2 or array.shape[0] != 6:
+        shape = "strings" if isinstance(array, list) else array.shape
+        raise PayloadError(f"PR-curve tensor {tag!r} of shape {shape}, expected (6, thresholds)")
+    return np.array(array, dtype=np.float64)
+
+
+def _tb_hparams(
+    metadata: tensorboard_pb2.SummaryMetadata, tag: str
+) -> tensorboard_plugins_pb2.HParamsPluginData:
+    """The hparams plugin's message, kept in the value's plugin content."""
+    data = tensorboard_plugins_pb2.HParamsPluginData.FromString(metadata.plugin_data.content)
+    if data.WhichOneof("data") is None:
+        raise PayloadError(f"hparams value {tag!r} holds no experiment, session start or end")
+    return data
+
+
 def decode_tensorboard(payload: bytes, file_name: str, stats: ReadStats) -> list[Event]:
     """Events of one record of a TensorBoard event file."""
     return _checked(_tensorboard_events, payload, file_name, stats)
@@ -615,14 +707,26 @@ def _tensorboard_events(
             out.extend(_tb_value(value, event.step, event.wall_time, skipped, budget, convert))
         return out
     if what == "graph_def":
-        skipped.append("graph_def")
-    elif what in ("tagged_run_metadata", "session_log"):
+        return [Event(event.step, event.wall_time, "graph", file_name, _tb_graph(event.graph_def))]
+    if what == "tagged_run_metadata":
+        tagged = event.tagged_run_metadata
+        metadata = tensorboard_graph_pb2.RunMetadata.FromString(tagged.run_metadata)
+        return [Event(event.step, event.wall_time, "run_metadata", tagged.tag, metadata)]
+    if what == "session_log":
         skipped.append(what)
     elif what is None:
         event.DiscardUnknownFields()
         if event.ByteSize() != len(payload):
             skipped.append("other_event")  # log messages, meta graphs
     return []
+
+
+def _tb_graph(graph_def: bytes) -> anf_ir_pb2.GraphProto:
+    """A TensorBoard ``GraphDef`` as MindSpore's GraphProto (see :mod:`sumlens.io.tb_graph`)."""
+    try:
+        return graph_from_graph_def(graph_def)
+    except ValueError as err:
+        raise PayloadError(f"graph_def: {err}") from err
 
 
 DECODERS: dict[str, Decoder] = {

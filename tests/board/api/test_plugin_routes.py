@@ -203,7 +203,7 @@ def test_a_tensor_of_text(client: TestClient) -> None:
         ("image?run=./ours&tag=not_an_image", 404, "holds no image"),
         ("image?run=./ours&tag=gone", 404, "no longer in its file"),
         ("image?run=./ours&tag=damaged", 422, "a CRC that does not match"),
-        ("samples?run=./ours&plugin=audio&tag=x", 422, "plugin='audio'"),
+        ("samples?run=./ours&plugin=mesh&tag=x", 422, "plugin='mesh'"),
         ("message?run=./ours&plugin=graph&tag=not_a_message", 404, "holds no message"),
         ("message?run=./ours&plugin=graph&tag=nope", 404, "no graph tag='nope'"),
     ],

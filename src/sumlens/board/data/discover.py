@@ -37,6 +37,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sumlens.board.projector_config import CONFIG_FILE
 from sumlens.io.naming import file_kind, file_order_key, is_event_file_name
 from sumlens.io.storage import LOCAL_STORAGE, FileInfo, Storage
 
@@ -65,11 +66,13 @@ class FoundFile:
 
 @dataclass(frozen=True, slots=True)
 class FoundRun:
-    """A run directory and its event files in reading order."""
+    """A run directory, its event files in reading order and its embedding projector's
+    config when it has one (:mod:`sumlens.board.projector_config`)."""
 
     id: str
     path: Path
     files: tuple[FoundFile, ...]
+    projector: FoundFile | None = None
 
 
 @dataclass(slots=True)
@@ -113,7 +116,7 @@ class _Listing:
     links: bool
     """Whether the directory holds symbolic links (it is then never reusable)."""
     files: tuple[str, ...]
-    """Its event files' paths, in reading order."""
+    """Its event files' paths, in reading order (and its projector config's, if any)."""
     subdirs: tuple[str, ...]
     """Its sub-directories' paths, in name order."""
 
@@ -167,13 +170,17 @@ class Walker:
                     continue
                 if self._listings[directory].links:
                     found.links = True
-                if files:
+                events = [f for f in files if f.name != CONFIG_FILE]
+                if events:
                     if len(found.runs) >= self.max_runs:
                         found.truncated = True
                         return found
                     path = Path(directory)
                     name = run_id(self.base_dir, path)
-                    found.runs[name] = FoundRun(name, path, tuple(map(_found_file, files)))
+                    projector = next((_projector(f) for f in files if f.name == CONFIG_FILE), None)
+                    found.runs[name] = FoundRun(
+                        name, path, tuple(map(_found_file, events)), projector
+                    )
                 for entry in subdirs:  # in name order: the first name of a directory wins
                     identity = entry[1][6:8]  # (device, inode); (None, None) where unknown
                     if identity[0] is not None:
@@ -210,7 +217,7 @@ class Walker:
     ) -> tuple[_Listing, tuple[list[FileInfo], list[_Entry]]]:
         """List ``directory``: the listing to keep, its event files and sub-directories."""
         listed_at = time.time_ns()
-        entries = self.storage.list_dir(directory, keep=is_event_file_name, links=True)
+        entries = self.storage.list_dir(directory, keep=_listed, links=True)
         join = self.storage.join
         files = sorted((e for e in entries if e.is_file), key=lambda f: file_order_key(f.name))
         subdirs = [(join(directory, e.name), e) for e in sorted(entries, key=_name) if e.is_dir]
@@ -249,6 +256,15 @@ class Walker:
 
 def _name(info: FileInfo) -> str:
     return info.name
+
+
+def _listed(name: str) -> bool:
+    """Whether a walk lists a file named ``name``: an event file or a projector config."""
+    return name == CONFIG_FILE or is_event_file_name(name)
+
+
+def _projector(info: FileInfo) -> FoundFile:
+    return FoundFile(info.name, "projector", info.size, info.mtime_ns, info.ctime_ns)
 
 
 def _found_file(info: FileInfo) -> FoundFile:

@@ -35,8 +35,10 @@ from sumlens.board.data.reader import Engine, RunReader
 from sumlens.board.data.served import ServedRuns
 from sumlens.board.data.state import RunState
 from sumlens.board.data.store import SegmentStore
+from sumlens.board.data.surface import BesideFileTooLarge, beside_parts
 from sumlens.board.data.watch import TreeWatch
 from sumlens.board.plugins import DEFAULT_CAPS
+from sumlens.board.projector_config import CONFIG_FILE, CONFIG_LIMIT, embedding_tags
 from sumlens.board.settings import BoardSettings
 from sumlens.io.storage import LOCAL_STORAGE, Storage
 
@@ -86,6 +88,8 @@ class Loader(ServedRuns):
             off = "its storage is not the local file system"
         self._watch = TreeWatch(self.base_dir, off=off)
         self._links = False  # whether the last walk met symbolic links
+        # run id -> (its projector config's stamp, the embeddings it lists)
+        self._embeddings: dict[str, tuple[tuple[int, int, int], tuple[str, ...]]] = {}
         self._reader = RunReader(self, self.caps, engine, self._stop)
 
     # ------------------------------------------------------------------ lifecycle
@@ -192,6 +196,8 @@ class Loader(ServedRuns):
                 break
             if self._update_run(found_run):
                 changed = True
+            if self._update_embeddings(found_run):
+                changed = True
             if time.monotonic() - saved_at > SAVE_EVERY:
                 self._save()
                 saved_at = time.monotonic()
@@ -213,6 +219,7 @@ class Loader(ServedRuns):
                 if name not in found.runs and _unlisted_reason(name, found) is None
             ]
             for name in gone:
+                self._embeddings.pop(name, None)
                 run = self._runs.pop(name)
                 self._summaries.pop(name, None)
                 for series in run.series.values():
@@ -260,6 +267,69 @@ class Loader(ServedRuns):
                 run.status = "ready"
             run.updated = max((f.mtime_ns for f in found.files), default=0) / 1e9
             self.changed(run)
+        return True
+
+    def runs(self) -> list[dict[str, Any]]:
+        """Every run's summary; a run with a projector config lists its embeddings as its
+        ``embedding`` tags (the summaries are shared: those are copies)."""
+        listed = super().runs()
+        with self._lock:
+            found = {name: tags for name, (_, tags) in self._embeddings.items() if tags}
+        if not found:
+            return listed
+        return [
+            {**summary, "tags": {**summary["tags"], "embedding": sorted(found[summary["id"]])}}
+            if summary["id"] in found
+            else summary
+            for summary in listed
+        ]
+
+    def beside_file(self, run_id: str, path: str, limit: int) -> bytes | None:
+        """A file beside a run's event files, read through the storage (see
+        :meth:`~sumlens.board.data.surface.ReadSurface.beside_file`)."""
+        parts = beside_parts(path)
+        with self._lock:
+            run = self._runs.get(run_id)
+            if run is None:
+                return None
+            where = run.path
+        for part in parts:
+            where = self.storage.join(where, part)
+        try:
+            if self.storage.stat(where).size > limit:
+                raise BesideFileTooLarge(path, limit)
+            with self.storage.open_read(where) as handle:
+                data = handle.read(limit + 1)
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return None
+        if len(data) > limit:  # it grew since
+            raise BesideFileTooLarge(path, limit)
+        return data
+
+    def _update_embeddings(self, found: FoundRun) -> bool:
+        """Read ``found``'s projector config again when it changed; True if it did.
+
+        A config that cannot be read lists no embeddings and is said once in the log."""
+        config = found.projector
+        stamp = None if config is None else (config.size, config.mtime_ns, config.ctime_ns)
+        with self._lock:
+            known = self._embeddings.get(found.id)
+        if (known[0] if known else None) == stamp:
+            return False
+        tags: tuple[str, ...] = ()
+        if stamp is not None:
+            try:
+                data = self.beside_file(found.id, CONFIG_FILE, CONFIG_LIMIT) or b""
+                tags = embedding_tags(data)
+            except (OSError, ValueError) as err:
+                warn_once(f"projector:{found.path}", "cannot list the embeddings of %s: %s",
+                          found.path, err)  # fmt: skip
+        with self._lock:
+            if stamp is None:
+                self._embeddings.pop(found.id, None)
+            else:
+                self._embeddings[found.id] = (stamp, tags)
+            self.version += 1
         return True
 
     def _save(self) -> None:

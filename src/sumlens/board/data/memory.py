@@ -32,8 +32,16 @@ import numpy as np
 
 from sumlens.board.data.samples import SAMPLE
 from sumlens.board.data.store import POINT
-from sumlens.board.data.surface import RunFile, RunSummary, Samples, SeriesRef
+from sumlens.board.data.surface import (
+    BesideFileTooLarge,
+    RunFile,
+    RunSummary,
+    Samples,
+    SeriesRef,
+    beside_parts,
+)
 from sumlens.board.errors import ValueUnreadable
+from sumlens.board.projector_config import CONFIG_FILE, embedding_tags
 from sumlens.board.settings import BoardSettings
 from sumlens.io import Event, RecordFile, masked_crc32c
 from sumlens.io.naming import file_kind, file_rank
@@ -106,6 +114,7 @@ class _Run:
     stale_points_dropped: int = 0
     corrupt_records: int = 0
     skipped_bytes: int = 0
+    skipped_plugins: dict[str, int] = field(default_factory=dict)
     unreadable_directory: str | None = None
     points: dict[tuple[int | None, str], np.ndarray] = field(default_factory=dict)
     values: dict[tuple[int | None, str, str], list[tuple[int, float, Any]]] = field(
@@ -113,6 +122,7 @@ class _Run:
     )
     files: dict[str, tuple[RunFile, bytes]] = field(default_factory=dict)
     damaged: set[tuple[int | None, str, str, int]] = field(default_factory=set)
+    beside: dict[tuple[str, ...], bytes] = field(default_factory=dict)
 
     def seen(self, wall: float) -> None:
         """Take ``wall`` into the run's creation time (the earliest seen)."""
@@ -124,6 +134,13 @@ class _Run:
         for (_, plugin, tag), kept in self.values.items():
             if kept:
                 found.setdefault(plugin, set()).add(tag)
+        config = self.beside.get((CONFIG_FILE,))
+        try:
+            embeddings = embedding_tags(config) if config is not None else ()
+        except ValueError:  # as the loader: a config that cannot be read lists none
+            embeddings = ()
+        if embeddings:
+            found["embedding"] = set(embeddings)
         ranks = {rank for rank, _ in self.points} | {rank for rank, _, _ in self.values}
         files = [entry for entry, _ in self.files.values()]
         walls = [float(p["wall"][-1]) for p in self.points.values() if p.size]
@@ -143,6 +160,7 @@ class _Run:
             skipped_bytes=self.skipped_bytes,
             unreadable_files=sum(f.unreadable or bool(f.read_error) for f in files),
             damaged_values=len(self.damaged),
+            skipped_plugins=self.skipped_plugins,
             unreadable_directory=self.unreadable_directory,
             several_trainings=self.several_trainings,
             restarts=self.restarts,
@@ -215,9 +233,11 @@ class MemorySurface:
         corrupt_records: int = 0,
         skipped_bytes: int = 0,
         unreadable_directory: str | None = None,
+        skipped_plugins: dict[str, int] | None = None,
     ) -> None:
         """Add run ``run_id`` (or set these facts of it): its times, load ``status`` and
-        ``error``, and the damage and restarts the run list reports.
+        ``error``, the damage and restarts the run list reports, and the values of kinds
+        not shown it counts (``skipped_plugins``, by kind).
 
         ``created`` defaults to the earliest wall time added, ``updated`` to the latest.
         """
@@ -231,6 +251,7 @@ class MemorySurface:
             run.restarts, run.stale_points_dropped = restarts, stale_points_dropped
             run.corrupt_records, run.skipped_bytes = corrupt_records, skipped_bytes
             run.unreadable_directory = unreadable_directory
+            run.skipped_plugins = dict(skipped_plugins or {})
             self._version += 1
 
     def add_scalars(
@@ -333,6 +354,15 @@ class MemorySurface:
                         read_error)  # fmt: skip
         with self._lock:
             self._run(run_id).files[name] = (entry, bytes(data))
+            self._version += 1
+
+    def add_beside_file(self, run_id: str, path: str, data: bytes) -> None:
+        """Give run ``run_id`` a file beside its event files at ``path`` (relative to the
+        run's directory, e.g. ``projector_config.pbtxt``), replacing one there; a
+        projector config lists the run's embeddings."""
+        parts = beside_parts(path)
+        with self._lock:
+            self._run(run_id).beside[parts] = bytes(data)
             self._version += 1
 
     def _run(self, run_id: str) -> _Run:
@@ -450,6 +480,17 @@ class MemorySurface:
         if len(payload) != length or len(crc) != 4:
             return None
         return payload if masked_crc32c(payload) == int.from_bytes(crc, "little") else None
+
+    def beside_file(self, run_id: str, path: str, limit: int) -> bytes | None:
+        """The file added at ``path`` beside a run's event files (None when there is none;
+        :class:`BesideFileTooLarge` beyond ``limit`` bytes)."""
+        parts = beside_parts(path)
+        with self._lock:
+            run = self._runs.get(run_id)
+            data = None if run is None else run.beside.get(parts)
+        if data is not None and len(data) > limit:
+            raise BesideFileTooLarge(path, limit)
+        return data
 
     def _data(self, run_id: str, name: str) -> bytes | None:
         with self._lock:

@@ -35,7 +35,7 @@ from sumlens.board.data.store import SegmentStore, merge_tail
 
 _log = logging.getLogger("sumlens.board")
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """Bumped when the layout changes; a cache of another version is rebuilt."""
 SERIES_ROW = np.dtype(
     [

@@ -188,6 +188,8 @@ class RunReader:
                 state.records += stats.records
                 state.corrupt_records += stats.corrupt_records
                 state.skipped_bytes += stats.skipped_bytes
+                for name, count in stats.skipped_plugins.items():
+                    state.skipped_plugins[name] = state.skipped_plugins.get(name, 0) + count
                 moved = end > state.offset
                 state.offset = end
                 self._served.changed(run)

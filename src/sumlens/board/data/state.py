@@ -11,6 +11,7 @@ counts. Series are keyed by :class:`SeriesKey` (rank, tag) and buckets by
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -60,6 +61,8 @@ class FileState:
     ctime_ns: int = 0
     read_error: str = ""
     """Why the file cannot be read now (after it was read: its permissions changed ...)."""
+    skipped_plugins: dict[str, int] = field(default_factory=dict)
+    """Values of kinds sumlens does not show, counted by kind (not damage)."""
 
     def public(self) -> RunFile:
         """The file as the read surface hands it out."""
@@ -136,8 +139,18 @@ class RunState:
             skipped_bytes=sum(f.skipped_bytes for f in files),
             unreadable_files=sum(f.unreadable or bool(f.read_error) for f in files),
             damaged_values=len(self.damaged_values),
+            skipped_plugins=_total(f.skipped_plugins for f in files),
             unreadable_directory=self.unlisted,
             several_trainings=self.several_trainings,
             restarts=self.restarts,
             stale_points_dropped=self.stale_points_dropped,
         ).as_json()
+
+
+def _total(counts: Iterable[dict[str, int]]) -> dict[str, int]:
+    """The counts of each kind, added over ``counts``."""
+    total: dict[str, int] = {}
+    for each in counts:
+        for name, count in each.items():
+            total[name] = total.get(name, 0) + count
+    return total

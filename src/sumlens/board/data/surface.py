@@ -29,6 +29,26 @@ import numpy as np
 from sumlens.io import Event, RecordFile
 
 
+class BesideFileTooLarge(ValueError):
+    """A file beside a run's event files holds more bytes than the reader allows."""
+
+    def __init__(self, path: str, limit: int) -> None:
+        super().__init__(f"{path!r} holds more than {limit:,} bytes, the most read of it")
+        self.path, self.limit = path, limit
+
+
+def beside_parts(path: str) -> tuple[str, ...]:
+    """The names of ``path``, a file's path relative to a run's directory (``/`` or ``\\``
+    between names, as writers on any system write them); ``ValueError`` when it is empty,
+    absolute or would leave the directory (``..``)."""
+    parts = tuple(part for part in path.replace("\\", "/").split("/") if part not in ("", "."))
+    if not parts or path.startswith(("/", "\\")) or ":" in parts[0] or "\0" in path:
+        raise ValueError(f"path={path!r} is not a relative path inside the run's directory")
+    if ".." in parts:
+        raise ValueError(f"path={path!r} leaves the run's directory ('..' is refused)")
+    return parts
+
+
 @dataclass(frozen=True, slots=True)
 class SeriesRef:
     """A scalar series as queries see it: which run, rank and tag, and how many points."""
@@ -86,6 +106,8 @@ class RunSummary:
     skipped_bytes: int
     unreadable_files: int
     damaged_values: int
+    skipped_plugins: dict[str, int]
+    """Values of kinds sumlens does not show (TensorBoard's mesh ...), counted by kind."""
     unreadable_directory: str | None
     several_trainings: bool
     restarts: int
@@ -113,6 +135,7 @@ class RunSummary:
                 "damaged_values": self.damaged_values,
                 "unreadable_directory": self.unreadable_directory,
             },
+            "skipped": dict(sorted(self.skipped_plugins.items())),
             "several_trainings": self.several_trainings,
             "restarts": self.restarts,
             "stale_points_dropped": self.stale_points_dropped,
@@ -171,6 +194,14 @@ class ReadSurface(Protocol):
     def payload(self, run_id: str, name: str, offset: int, length: int) -> bytes | None:
         """The payload of the record at ``offset`` of a run's file, checked against its
         CRC; None when the file no longer holds that record or cannot be read."""
+        ...
+
+    def beside_file(self, run_id: str, path: str, limit: int) -> bytes | None:
+        """A file beside a run's event files (the embedding projector's), by its ``path``
+        relative to the run's directory (checked by :func:`beside_parts`: ``ValueError``
+        when it would leave it); None when the run or the file is not there;
+        :class:`BesideFileTooLarge` when it holds more than ``limit`` bytes; ``OSError``
+        when it cannot be read."""
         ...
 
 

@@ -62,12 +62,24 @@ function damageText(damage) {
   return parts.join(', ');
 }
 
+// Values of kinds no view shows (TensorBoard's mesh, custom scalars ...): said by name, not
+// as damage.
+function skippedText(skipped) {
+  return Object.entries(skipped)
+    .map(([name, count]) => `${formatCount(count)} ${name}`)
+    .join(', ');
+}
+
 /** The warning badges of a run: [label, tooltip, kind]. */
 function warnings(run) {
   const out = [];
   if (run.error) out.push([run.error, run.error, 'error']);
   const damage = damageText(run.damage ?? {});
   if (damage) out.push(['damaged', `Damaged files: ${damage}`, 'warn']);
+  const skipped = skippedText(run.skipped ?? {});
+  if (skipped) {
+    out.push(['not shown', `Values of kinds sumlens does not show: ${skipped}`, 'info']);
+  }
   if (run.several_trainings) {
     out.push([
       'several trainings',
