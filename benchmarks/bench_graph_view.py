@@ -6,7 +6,10 @@ Two graphs, each written as a run by ``SummaryRecord``:
     a chain of 4 nested blocks of 100 operators; operators feed the next one and, every
     tenth, one further back), and
 (b) ResNet-50 (bottleneck blocks [3, 4, 6, 3], written here with torch.nn: torchvision is
-    not installed) captured by ``sumlens.graph.from_module``.
+    not installed) captured by ``sumlens.graph.from_module``, and
+(d) the graph of (a) as a TensorBoard ``GraphDef`` of 5,000 nodes (``/``-scoped names,
+    inputs by name, ``_output_shapes``, torch's ``attr`` text) written by TensorBoard's own
+    event writer: the server converts it (``sumlens.io.tb_graph``) when it reads the file.
 
 ``sumlens serve`` serves them; for each graph the page is opened ``--opens`` times in a
 fresh browser context (Chromium launched as the browser tests do), timing from
@@ -46,7 +49,7 @@ from _browser import CHROMIUM, CHROMIUM_ARGS
 from playwright.sync_api import sync_playwright
 
 from sumlens import SummaryRecord
-from sumlens._proto import anf_ir_pb2
+from sumlens._proto import anf_ir_pb2, tensorboard_graph_pb2
 from sumlens.graph import from_module
 
 STAGES, DEPTH, PER_BLOCK = 10, 4, 125  # 10 x 4 = 40 scopes of ops (+10 stages) = 50 scopes
@@ -79,6 +82,42 @@ def generated_graph() -> anf_ir_pb2.GraphProto:
                     node.input.add(name=str(count - 17))
                 previous = node.name
     return graph
+
+
+def generated_graph_def() -> tensorboard_graph_pb2.GraphDef:
+    """(a) as a TensorBoard GraphDef: the same scopes, chains and inputs, named by path."""
+    graph = tensorboard_graph_pb2.GraphDef()
+    previous = None
+    names = []
+    for stage in range(STAGES):
+        scope = f"Net/stage{stage}"
+        for depth in range(DEPTH):
+            scope = f"{scope}/block{depth}"
+            for _ in range(PER_BLOCK):
+                count = len(names) + 1
+                op = ("aten::conv2d", "aten::relu", "aten::add")[count % 3]
+                node = graph.node.add(name=f"{scope}/input.{count}", op=op)
+                node.attr["attr"].s = b"{}"
+                shape = node.attr["_output_shapes"].list.shape.add()
+                for size in (8, 64, 28, 28):
+                    shape.dim.add(size=size)
+                if previous is not None:
+                    node.input.append(previous)
+                if count % 10 == 0 and count > 20:
+                    node.input.append(names[count - 18])
+                previous = node.name
+                names.append(node.name)
+    return graph
+
+
+def write_graph_def_run(run: Path, graph: tensorboard_graph_pb2.GraphDef) -> None:
+    """``graph`` in a TensorBoard event file, as TensorBoard's own writer writes it."""
+    from tensorboard.compat.proto import event_pb2
+    from tensorboard.summary.writer.event_file_writer import EventFileWriter
+
+    writer = EventFileWriter(str(run))
+    writer.add_event(event_pb2.Event(graph_def=graph.SerializeToString()))
+    writer.close()
 
 
 def flat_graph(size: int, types: tuple[str, ...] = FLAT_TYPES) -> anf_ir_pb2.GraphProto:
@@ -163,7 +202,11 @@ def write_runs(base: Path) -> dict[str, int]:
         with SummaryRecord(base / name) as record:
             record.add_value("graph", "graph", graph)
             record.record(0)
-    return {name: len(graph.node) for name, graph in graphs.items()}
+    graph_def = generated_graph_def()
+    write_graph_def_run(base / "graphdef5000", graph_def)
+    sizes = {name: len(graph.node) for name, graph in graphs.items()}
+    return {"generated5000": sizes.pop("generated5000"), "graphdef5000": len(graph_def.node),
+            **sizes}  # fmt: skip
 
 
 def free_port() -> int:

@@ -1,12 +1,215 @@
-"""PLACEHOLDER being written now: the embeddings view's routes under ``/api/v1``."""
+"""``/api/v1/embedding``: one embedding of a run as the embeddings view draws it.
+
+The projector's files lie beside the event files (:mod:`sumlens.board.projector_config`
+says which); they are read through the read surface (``beside_file``), bounded, and
+turned into points by :mod:`sumlens.board.api.projector`: the vectors sampled to at most
+:data:`~sumlens.board.api.projector.MAX_POINTS`, projected on their first three principal
+components, with the metadata columns of those rows. Coordinates travel as base64 float32
+(x, y, z per point): a third of the bytes of JSON numbers, decoded by the page without
+parsing. What a file holds that cannot be shown is counted in the answer, or, when nothing
+can be shown, a 422 naming the file and why.
+
+Reading and projecting 100,000 vectors takes most of a second (parsing the text is the
+floor), so the last few answers are kept by the bytes they were made from, and once the
+first loading pass is done the newest runs' embeddings are projected ahead: opening the
+view then waits for reading the files, not for the work.
+"""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+import base64
+import hashlib
+import threading
+from collections import OrderedDict
+from typing import Annotated, Any
 
-from sumlens.board.data.surface import ReadSurface
+from fastapi import APIRouter, Query
+from fastapi.responses import Response
+
+from sumlens.board.api.projector import (
+    MAX_POINTS,
+    column_json,
+    parse_metadata,
+    parse_vectors,
+    principal_components,
+    sample_rows,
+)
+from sumlens.board.data.surface import BesideFileTooLarge, Polling, ReadSurface
+from sumlens.board.errors import BoardError, NotFound, ValueUnreadable
+from sumlens.board.projector_config import (
+    CONFIG_FILE,
+    CONFIG_LIMIT,
+    embedding_tag,
+    parse_config,
+)
+from sumlens.board.responses import json_response
+
+TENSORS_LIMIT = 256 << 20
+"""Bytes of a ``tensors.tsv`` read at most."""
+METADATA_LIMIT = 64 << 20
+"""Bytes of a ``metadata.tsv`` read at most."""
+CACHED_ANSWERS = 4
+"""Encoded answers kept (each up to a few MB at 100,000 points)."""
+WARMED = 4
+"""Embeddings projected ahead once the first loading pass is done (the newest runs')."""
+
+
+def _read(surface: ReadSurface, run: str, path: str, limit: int, what: str) -> bytes | None:
+    """The file ``path`` of ``run`` (None when it is not there); a 422 saying why it
+    cannot be read (a path leaving the run's directory, too large, an I/O error)."""
+    try:
+        return surface.beside_file(run, path, limit)
+    except BesideFileTooLarge:
+        raise ValueUnreadable(
+            f"the {what} {path!r} of run {run!r} is larger than {limit:,} bytes, the most "
+            "the embeddings view reads"
+        ) from None
+    except ValueError as err:
+        raise ValueUnreadable(f"the {what} of run {run!r} cannot be read: {err}") from None
+    except OSError as err:
+        reason = err.strerror or str(err)
+        raise ValueUnreadable(
+            f"the {what} {path!r} of run {run!r} cannot be read: {reason}"
+        ) from None
+
+
+class _Answers:
+    """The last few encoded answers, by the bytes they were made from: a page opening an
+    embedding again (or after :func:`make_embedding_router`'s warm-up) is answered without
+    parsing and projecting the vectors again, and a rewritten file is never served stale."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._answers: OrderedDict[bytes, bytes] = OrderedDict()
+
+    def get(self, key: bytes) -> bytes | None:
+        with self._lock:
+            answer = self._answers.get(key)
+            if answer is not None:
+                self._answers.move_to_end(key)
+            return answer
+
+    def put(self, key: bytes, answer: bytes) -> None:
+        with self._lock:
+            self._answers[key] = answer
+            while len(self._answers) > CACHED_ANSWERS:
+                self._answers.popitem(last=False)
+
+
+def _answer(surface: ReadSurface, answers: _Answers, run: str, tag: str, points: int) -> bytes:
+    """The encoded ``/embedding`` answer of ``tag`` in ``run`` (see the module docstring)."""
+    config = _read(surface, run, CONFIG_FILE, CONFIG_LIMIT, "projector config")
+    if config is None:
+        if not surface.has_run(run):
+            raise NotFound(f"run={run!r} is not a run being served")
+        raise NotFound(f"run={run!r} has no {CONFIG_FILE}: it holds no embeddings")
+    try:
+        infos = parse_config(config).embeddings
+    except ValueError as err:
+        raise ValueUnreadable(f"run {run!r}: {err}") from None
+    info = next((i for i in infos if i.tensor_path and embedding_tag(i) == tag), None)
+    if info is None:
+        listed = [embedding_tag(i) for i in infos if i.tensor_path][:20]
+        raise NotFound(f"run={run!r} has no embedding tag={tag!r}; embeddings: {listed}")
+    tensors = _read(surface, run, info.tensor_path, TENSORS_LIMIT, "tensors file")
+    if tensors is None:
+        raise NotFound(f"the tensors file {info.tensor_path!r} of run {run!r} is not there")
+    metadata = (
+        _read(surface, run, info.metadata_path, METADATA_LIMIT, "metadata file")
+        if info.metadata_path
+        else None
+    )
+    digest = hashlib.blake2b(f"{run}\0{tag}\0{points}\0".encode(), digest_size=16)
+    for part in (config, tensors, metadata or b""):
+        digest.update(len(part).to_bytes(8, "little"))
+        digest.update(part)
+    key = digest.digest()
+    cached = answers.get(key)
+    if cached is not None:
+        return cached
+    try:
+        vectors = parse_vectors(tensors)
+    except ValueError as err:
+        raise ValueUnreadable(
+            f"the tensors file {info.tensor_path!r} of run {run!r} cannot be shown: {err}"
+        ) from None
+    shown = sample_rows(len(vectors.rows), points)
+    coords, shares = principal_components(vectors.values[shown])
+    body: dict[str, Any] = {
+        "run": run,
+        "tag": tag,
+        "rows": len(vectors.rows),
+        "dimension": int(vectors.values.shape[1]),
+        "skipped_rows": vectors.skipped,
+        "skipped_reason": vectors.reason,
+        "shown": int(shown.size),
+        "variance": shares,
+        "coords": base64.b64encode(coords.tobytes()).decode("ascii"),
+        **_metadata(info.metadata_path, metadata, vectors.rows[shown]),
+    }
+    answer = bytes(json_response(body).body)
+    answers.put(key, answer)
+    return answer
 
 
 def make_embedding_router(surface: ReadSurface) -> APIRouter:
     """The embeddings view's routes over ``surface``."""
-    return APIRouter(prefix="/api/v1")
+    router = APIRouter(prefix="/api/v1")
+    answers = _Answers()
+
+    def warm(loading: Polling) -> None:
+        """Once the first loading pass is done, project the embeddings of the most recently
+        updated runs (:data:`WARMED`), so that opening the view does not wait for them."""
+        while not loading.stopped:
+            if loading.wait_for_pass(1, timeout=5.0):
+                break
+        runs = sorted(loading.runs(), key=lambda r: r["updated"] or 0.0, reverse=True)
+        wanted = [(r["id"], t) for r in runs for t in r["tags"].get("embedding", [])][:WARMED]
+        for run, tag in wanted:
+            if loading.stopped:
+                return
+            try:
+                _answer(surface, answers, run, tag, MAX_POINTS)
+            except BoardError:
+                continue  # said when the view asks for it
+
+    if isinstance(surface, Polling):  # a surface held in memory has nothing to wait for
+        threading.Thread(
+            target=warm, args=(surface,), name="sumlens-embedding-warm", daemon=True
+        ).start()
+
+    @router.get("/embedding", summary="An embedding's points on its first principal components")
+    def embedding(
+        run: Annotated[str, Query(description="run id, e.g. ./ or ./a/b")],
+        tag: Annotated[str, Query(description="the embedding's tensor name, e.g. default:00000")],
+        points: Annotated[
+            int, Query(ge=1, le=MAX_POINTS, description="points shown at most (sampled)")
+        ] = MAX_POINTS,
+    ) -> Response:
+        return Response(_answer(surface, answers, run, tag, points), media_type="application/json")
+
+    return router
+
+
+def _metadata(path: str, data: bytes | None, rows: Any) -> dict[str, Any]:
+    """The metadata columns of ``rows`` (tensors rows) from the metadata file ``path`` (its
+    ``data``, None when it is not there), and a note on what did not fit."""
+    if not path:
+        return {"columns": [], "metadata_note": ""}
+    if data is None:
+        return {"columns": [], "metadata_note": f"its metadata file {path!r} is not there"}
+    try:
+        metadata = parse_metadata(data)
+    except ValueError as err:
+        return {"columns": [], "metadata_note": f"its metadata file cannot be shown: {err}"}
+    count = len(metadata.cells[0])
+    notes = []
+    if metadata.ragged:
+        notes.append(f"{metadata.ragged:,} metadata rows had missing or extra cells")
+    if rows.size and int(rows[-1]) >= count:
+        notes.append(f"the metadata file has {count:,} rows, fewer than the tensors file")
+    columns = [
+        column_json(name, [cells[i] if i < count else "" for i in rows.tolist()])
+        for name, cells in zip(metadata.names, metadata.cells, strict=True)
+    ]
+    return {"columns": columns, "metadata_note": "; ".join(notes)}

@@ -8,6 +8,11 @@ wall time, record offset and length): the last few answers are kept under that n
 it is the answer's ETag, so a page asking again while a run grows gets ``304 Not
 Modified`` until the graph itself changes.
 
+``GET /api/v1/graph/stats?run=&tag=&rank=&step=`` answers with what a ``run_metadata``
+value (TensorBoard's ``RunMetadata``, written beside a ``GraphDef``: torch's ``add_graph``
+writes tag ``step1``) says of each node: its devices, compute time and memory
+(:func:`sumlens.io.tb_graph.node_stats`), by node name, for the side panel.
+
 The page lays graphs out with Graphviz compiled to WebAssembly, which ``make`` installs
 with npm into ``static/vendor`` (see package.json at the repository root). When it is
 missing, the server says so once in its log, and every answer carries the same line in
@@ -27,16 +32,18 @@ import orjson
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 
-from sumlens._proto import anf_ir_pb2, lineage_pb2
+from sumlens._proto import anf_ir_pb2, lineage_pb2, tensorboard_graph_pb2
 from sumlens.board.api.graph_model import dataset_view, network_view
 from sumlens.board.api.lookup import pick_series, step_index
 from sumlens.board.data.surface import ReadSurface
 from sumlens.board.errors import NotFound, QueryError
 from sumlens.board.responses import json_response
+from sumlens.io.tb_graph import node_stats
 
 _log = logging.getLogger("sumlens.board")
 
 GRAPH_PLUGINS = ("graph", "dataset_graph")
+STATS_PLUGIN = "run_metadata"
 LAYOUT_MODULE = Path("vendor/node_modules/@hpcc-js/wasm-graphviz/dist/index.js")
 """The Graphviz ES module, relative to the static folder (the page imports the same path)."""
 STATIC_DIR = Path(__file__).parent.parent / "static"
@@ -134,5 +141,32 @@ def make_graph_router(surface: ReadSurface) -> APIRouter:
         cache.put(etag, answer.body)
         answer.headers.update(headers)
         return answer
+
+    @router.get("/graph/stats", summary="What a run's RunMetadata says of each graph node")
+    def graph_stats(
+        run: Annotated[str, Query(description="run id, e.g. ./ or ./a/b")],
+        tag: Annotated[str, Query(description="the run_metadata tag, e.g. step1")],
+        rank: Annotated[int | None, Query(description="the rank (default: the first)")] = None,
+        step: Annotated[int | None, Query(description="the step (default: newest)")] = None,
+    ) -> Response:
+        chosen = pick_series(surface, run, STATS_PLUGIN, tag, rank)
+        index = step_index(chosen, step)
+        steps = chosen.items["step"]
+        event = surface.value(chosen, index)
+        value = None if event is None else event.value
+        if not isinstance(value, tensorboard_graph_pb2.RunMetadata):
+            raise NotFound(f"run_metadata tag={tag!r} at step {int(steps[index])} is not readable")
+        stats = node_stats(value)
+        return json_response(
+            {
+                "run": run,
+                "tag": tag,
+                "rank": chosen.rank,
+                "step": int(steps[index]),
+                "steps": steps.tolist(),
+                "devices": [device.device for device in value.step_stats.dev_stats],
+                "nodes": {name: entry.to_json() for name, entry in stats.items()},
+            }
+        )
 
     return router

@@ -11,7 +11,10 @@ MindSpore's):
 * a parameter (a weight, a model input) sits in the innermost scope that holds all the
   operators using it, so a layer's weights are inside the layer; a constant is copied into
   each scope that uses it (MindInsight does the same), so one shared constant does not pull
-  edges across the whole drawing; both are named ``<scope>/<name>``;
+  edges across the whole drawing; both are named ``<scope>/<name>``. A parameter or
+  constant named by a path (``input/x``: MindSpore's names hold no ``/``, the TensorBoard
+  graphs :mod:`sumlens.io.tb_graph` converts do) sits at that path, once, under its name,
+  as does a constant no operator uses;
 * inputs are node indices, each with its edge kind (0 data, 1 control); an input naming
   nothing is counted in ``problems``, not fatal.
 
@@ -44,6 +47,7 @@ MAX_ATTRIBUTE_BYTES = 1024
 """Attribute values larger than this (serialized) are shown by their size only."""
 _DT_TENSOR = anf_ir_pb2.DataType.Value("DT_TENSOR")
 _CONTROL = anf_ir_pb2.InputProto.CONTROL_EDGE
+_SEQUENCES = (anf_ir_pb2.DataType.Value("DT_LIST"), anf_ir_pb2.DataType.Value("DT_TUPLE"))
 
 
 def join(scope: str, name: str) -> str:
@@ -144,7 +148,7 @@ def network_view(proto: anf_ir_pb2.GraphProto) -> dict[str, Any]:
         scope = tree.add(name.rsplit("/", 1)[0] if "/" in name else "")
         node = ViewNode(name, operator.op_type or "(no type)", OPERATOR, scope)
         node.attrs = {item.name: _attribute_text(item.value) for item in operator.attribute}
-        node.dtype, node.shape = type_name(operator.output_type), shapes(operator.output_type)
+        node.dtype, node.shape = _dtype(operator.output_type), shapes(operator.output_type)
         if operator.name:
             by_id.setdefault(operator.name, len(nodes))
         nodes.append(node)
@@ -170,23 +174,36 @@ def network_view(proto: anf_ir_pb2.GraphProto) -> dict[str, Any]:
                 unresolved.append(edge.name)
     placed: dict[tuple[str, int], int] = {}
     for name, item in parameters.items():
-        scopes = users.get(name, [0])
-        scope = scopes[0]
-        for other in scopes[1:]:
-            scope = tree.common(scope, other)
+        if "/" in name:  # a path: it sits there
+            scope, shown = tree.add(name.rsplit("/", 1)[0]), name
+        else:
+            scopes = users.get(name, [0])
+            scope = scopes[0]
+            for other in scopes[1:]:
+                scope = tree.common(scope, other)
+            shown = join(tree.names[scope], name)
         placed[(name, -1)] = len(nodes)
-        node = ViewNode(join(tree.names[scope], name), "Parameter", PARAMETER, scope)
-        node.dtype, node.shape = type_name(item.type), shapes(item.type)
+        node = ViewNode(shown, "Parameter", PARAMETER, scope)
+        node.dtype, node.shape = _dtype(item.type), shapes(item.type)
         nodes.append(node)
     for consumer, position, name in pending:
         source = placed.get((name, -1))
-        if source is None:  # a constant: one copy per scope using it
+        if source is None and "/" in name:  # a constant named by a path: once, there
+            source = placed[(name, -1)] = len(nodes)
+            scope = tree.add(name.rsplit("/", 1)[0])
+            nodes.append(_constant(constants[name], name, scope))
+        elif source is None:  # a constant: one copy per scope using it
             scope = nodes[consumer].scope
             source = placed.get((name, scope))
             if source is None:
                 source = placed[(name, scope)] = len(nodes)
                 nodes.append(_constant(constants[name], join(tree.names[scope], name), scope))
         nodes[consumer].inputs[position][0] = source
+    used = {name for name, _ in placed}
+    for name, item in constants.items():  # none uses it: shown once, at its path or the top
+        if name not in used:
+            scope = tree.add(name.rsplit("/", 1)[0] if "/" in name else "")
+            nodes.append(_constant(item, name, scope))
     problems = []
     if unresolved:
         problems.append(
@@ -194,6 +211,12 @@ def network_view(proto: anf_ir_pb2.GraphProto) -> dict[str, Any]:
             f"(first: {unresolved[0]!r}); those edges are not drawn"
         )
     return _view(proto.name, tree, nodes, problems)
+
+
+def _dtype(proto: anf_ir_pb2.TypeProto) -> str:
+    """The type's name; empty when it names no data type (a TensorBoard graph's shapes
+    often come without one)."""
+    return type_name(proto) if proto.data_type else ""
 
 
 def _constant(proto: anf_ir_pb2.NamedValueProto, name: str, scope: int) -> ViewNode:
@@ -212,6 +235,8 @@ def _attribute_text(value: anf_ir_pb2.ValueProto) -> str:
     if size > MAX_ATTRIBUTE_BYTES:
         return f"({data_type_name(value.dtype)}, {size} bytes: not shown)"
     fields = [(item, got) for item, got in value.ListFields() if item.name != "dtype"]
+    if not fields and value.dtype in _SEQUENCES:
+        return "[]"
     if len(fields) == 1 and fields[0][0].message_type is None:
         got = fields[0][1]
         if fields[0][0].type == fields[0][0].TYPE_FLOAT:  # float32: its shortest digits

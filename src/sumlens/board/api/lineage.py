@@ -13,6 +13,14 @@ read in the background as soon as its first pass is over. The answer's ``key`` n
 table's content: ``?known=<key>`` answers ``{"key": ..., "unchanged": true}`` when nothing
 changed, so a page polling it does not download the table again.
 
+A run that recorded TensorBoard's hyper-parameters is a row too, beside or with its
+MindSpore lineage (:mod:`sumlens.board.api.hparams_values`; its messages are read again
+when another arrives, its metrics on every new surface version). The run torch's
+``add_hparams`` makes in a directory named by the time is shown as its parent run's row
+when the parent is a run holding no hyper-parameters of its own and no other such
+sub-run (:func:`~sumlens.board.api.hparams_values.time_parent` says why); several of them
+are several trials, each its own row.
+
 ``GET /dataset-graph?run=...`` (repeatable) gives each run's dataset graph as
 :func:`~sumlens.board.mindinsight.lineage.dataset_graph_json` shapes it (null without one).
 """
@@ -27,7 +35,16 @@ import orjson
 from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
-from sumlens.board.api.lineage_values import FIXED, KINDS, RunLineage, Value, read_run_lineage
+from sumlens.board.api import hparams_values
+from sumlens.board.api.hparams_values import Session, time_parent, with_hparams
+from sumlens.board.api.lineage_values import (
+    FIXED,
+    KINDS,
+    PREFIX_KINDS,
+    RunLineage,
+    Value,
+    read_run_lineage,
+)
 from sumlens.board.data.surface import Polling, ReadSurface
 from sumlens.board.errors import NotFound, QueryError
 from sumlens.board.plugins import served_by
@@ -51,6 +68,7 @@ class LineageIndex:
         self.surface = surface
         self._lock = threading.Lock()
         self._runs: dict[str, tuple[Signature, RunLineage | None]] = {}
+        self._sessions: dict[str, tuple[hparams_values.Signature, Session | None]] = {}
         self._version = -1
         self._key = ""
         self._body = b""
@@ -84,25 +102,74 @@ class LineageIndex:
         self._runs[run_id] = (signature, found)
         return found
 
+    def _session(self, run_id: str) -> Session | None:
+        """The run's hparams messages, read again only when its kept ones changed."""
+        signature = hparams_values.signature(self.surface, run_id)
+        cached = self._sessions.get(run_id)
+        if cached is not None and cached[0] == signature:
+            return cached[1]
+        found = hparams_values.read_session(self.surface, run_id) if signature else None
+        self._sessions[run_id] = (signature, found)
+        return found
+
     def _build(self) -> tuple[str, bytes]:
-        runs = [
-            run
-            for run in self.surface.runs()
-            if any(run["tags"].get(plugin) for plugin in LINEAGE_PLUGINS)
-        ]
-        listed = {run["id"] for run in runs}
-        for gone in set(self._runs) - listed:
+        every = self.surface.runs()
+        by_id = {run["id"]: run for run in every}
+        runs = [run for run in every if any(run["tags"].get(p) for p in LINEAGE_PLUGINS)]
+        merged = _merged_sub_runs(runs, by_id)
+        shown = ({run["id"] for run in runs} | set(merged)) - set(merged.values())
+        for gone in set(self._runs) - shown:
             del self._runs[gone]
+        for gone in set(self._sessions) - shown - set(merged.values()):
+            del self._sessions[gone]
         rows: list[tuple[dict[str, Any], RunLineage]] = []
-        for run in runs:
-            lineage = self._lineage(run["id"])
+        digest = hashlib.sha1()
+        for run in every:
+            if run["id"] not in shown:
+                continue
+            source = by_id[merged.get(run["id"], run["id"])]
+            lineage, tensorboard = self._row(run["id"], source)
             if lineage is not None:
                 rows.append((run, lineage))
-        digest = hashlib.sha1()
-        for run, _ in rows:
-            digest.update(orjson.dumps([run["id"], self._runs[run["id"]][0]]))
+                files = self._runs.get(run["id"], ((), None))[0]
+                digest.update(orjson.dumps([run["id"], source["id"], files, tensorboard]))
         key = digest.hexdigest()[:16]
         return key, orjson.dumps(_table(key, rows))
+
+    def _row(
+        self, run_id: str, source: dict[str, Any]
+    ) -> tuple[RunLineage | None, dict[str, Value] | None]:
+        """The lineage of a row of the table: run ``run_id``'s own (MindSpore's) with the
+        hyper-parameters of ``source`` (the run itself or the sub-run it shows), and the
+        fields the hyper-parameters gave (None without any)."""
+        lineage = self._lineage(run_id)
+        session = None
+        if source["tags"].get(hparams_values.PLUGIN):
+            session = self._session(source["id"])
+        if session is None:
+            return lineage, None
+        metrics = hparams_values.metric_values(self.surface, source["id"], session)
+        found = with_hparams(lineage, session, metrics)
+        return found, found.values
+
+
+def _merged_sub_runs(
+    runs: list[dict[str, Any]], every: dict[str, dict[str, Any]]
+) -> dict[str, str]:
+    """Parent run id -> the sub-run ``add_hparams`` named by the time whose fields it shows:
+    a sub-run holding hyper-parameters and no other lineage, under a run holding none, and
+    the only such sub-run there."""
+    found: dict[str, list[str]] = {}
+    for run in runs:
+        parent = time_parent(run["id"])
+        tags = run["tags"]
+        if parent is None or parent not in every or not tags.get(hparams_values.PLUGIN):
+            continue
+        if any(tags.get(p) for p in LINEAGE_PLUGINS if p != hparams_values.PLUGIN):
+            continue
+        if not every[parent]["tags"].get(hparams_values.PLUGIN):
+            found.setdefault(parent, []).append(run["id"])
+    return {parent: children[0] for parent, children in found.items() if len(children) == 1}
 
 
 def _table(key: str, rows: list[tuple[dict[str, Any], RunLineage]]) -> dict[str, Any]:
@@ -130,8 +197,7 @@ def _table(key: str, rows: list[tuple[dict[str, Any], RunLineage]]) -> dict[str,
 def _column_order(name: str) -> tuple[int, int, str]:
     if name in _FIXED_ORDER:
         return (KINDS.index(_FIXED_BY_ID[name].kind), _FIXED_ORDER[name], "")
-    kind = "metric" if name.startswith("metric/") else "custom"
-    return (KINDS.index(kind), len(FIXED), name)
+    return (KINDS.index(_describe(name)["kind"]), len(FIXED), name)
 
 
 def _describe(name: str) -> dict[str, str]:
@@ -139,7 +205,7 @@ def _describe(name: str) -> dict[str, str]:
         column = _FIXED_BY_ID[name]
         return {"id": name, "label": column.label, "kind": column.kind}
     prefix, label = name.split("/", 1)
-    return {"id": name, "label": label, "kind": prefix}
+    return {"id": name, "label": label, "kind": PREFIX_KINDS[prefix]}
 
 
 def _typed_column(values: list[Value]) -> dict[str, Any]:

@@ -12,7 +12,8 @@ Every field keeps its type: numbers stay numbers (float32 fields as the shortest
 that reads back the same, 0.01 rather than 0.009999999776), metric and custom fields
 nested in dicts get dotted names (``optim.lr``). Files may be crafted: a record that is
 not a lineage event is counted, not fatal, and a run keeps at most :data:`MAX_FIELDS`
-metric and custom fields.
+metric, custom and hyper-parameter fields. TensorBoard's hyper-parameters join these
+fields in :mod:`sumlens.board.api.hparams_values`.
 """
 
 from __future__ import annotations
@@ -30,8 +31,10 @@ from sumlens.io.naming import mindinsight_order
 
 Value = int | float | str | None
 MAX_FIELDS = 1000
-"""Metric and custom fields kept per run (a crafted file may hold millions)."""
-TOO_MANY = f"more than {MAX_FIELDS} metric and custom fields: the rest are left out"
+"""Metric, custom and hyper-parameter fields kept per run (a crafted file may hold millions)."""
+TOO_MANY = (
+    f"more than {MAX_FIELDS} metric, custom and hyper-parameter fields: the rest are left out"
+)
 MAX_DEPTH = 8
 """Nesting levels of a metric or custom dict that are flattened; deeper ones become text."""
 
@@ -56,6 +59,7 @@ FIXED: tuple[Field, ...] = (
     Field("device_num", "devices", "hyper", "hyper_parameters", "device_num"),
     Field("parallel_mode", "parallel mode", "hyper", "hyper_parameters", "parallel_mode"),
     Field("loss", "train loss", "metric", "algorithm", "loss"),
+    Field("session_status", "session status", "metric", "", ""),
     Field("train_dataset_path", "train data", "dataset", "train_dataset", "train_dataset_path"),
     Field("train_dataset_size", "train size", "dataset", "train_dataset", "train_dataset_size"),
     Field("valid_dataset_path", "eval data", "dataset", "valid_dataset", "valid_dataset_path"),
@@ -68,15 +72,19 @@ FIXED: tuple[Field, ...] = (
 """The columns every lineage may have, in the order the table shows them."""
 KINDS = ("hyper", "metric", "dataset", "model", "custom")
 """Column kinds: hyper-parameter, metric, dataset, model, custom lineage field."""
+PREFIX_KINDS = {"hparam": "hyper", "metric": "metric", "custom": "custom"}
+"""The kind of a column named ``<prefix>/<name>`` (the others are :data:`FIXED`)."""
 
 
 @dataclass
 class RunLineage:
     """The merged lineage of one run: ``values`` maps column ids to typed values.
 
-    Metric columns are ``metric/<name>``, custom ones ``custom/<name>``; ``graph`` is the
-    dataset graph as :func:`~sumlens.board.mindinsight.lineage.dataset_graph_json` gives
-    it; ``problems`` says what could not be read.
+    Metric columns are ``metric/<name>``, custom ones ``custom/<name>``, TensorBoard's
+    hyper-parameters ``hparam/<name>`` (:mod:`sumlens.board.api.hparams_values`);
+    ``graph`` is the dataset graph as
+    :func:`~sumlens.board.mindinsight.lineage.dataset_graph_json` gives it; ``problems``
+    says what could not be read.
     """
 
     values: dict[str, Value] = field(default_factory=dict)
@@ -220,13 +228,19 @@ def _flatten(lineage: RunLineage, prefix: str, values: dict[str, Any], depth: in
         if isinstance(value, dict) and depth < MAX_DEPTH:
             _flatten(lineage, f"{name}.", value, depth + 1)
             continue
-        if name not in lineage.values:
-            if lineage.extra_fields >= MAX_FIELDS:
-                if TOO_MANY not in lineage.problems:
-                    lineage.problems.append(TOO_MANY)
-                continue
-            lineage.extra_fields += 1
-        lineage.values[name] = typed(value)
+        add_field(lineage, name, typed(value))
+
+
+def add_field(lineage: RunLineage, name: str, value: Value) -> None:
+    """Set field ``name`` (a metric, custom or hyper-parameter column) of ``lineage``; a new
+    one only while the run has fewer than :data:`MAX_FIELDS` of them."""
+    if name not in lineage.values:
+        if lineage.extra_fields >= MAX_FIELDS:
+            if TOO_MANY not in lineage.problems:
+                lineage.problems.append(TOO_MANY)
+            return
+        lineage.extra_fields += 1
+    lineage.values[name] = value
 
 
 def typed(value: Any) -> Value:

@@ -1,7 +1,7 @@
 // dashboard.js: the training dashboard of one run (the `run` view, showing the first
 // selected run): a card per kind of data the run holds, as MindInsight's dashboard has.
 //
-// Scalars, histograms, tensors and images get a small live preview of their first tag
+// Scalars, histograms, tensors, images and texts get a small live preview of their first tag
 // (two scalar tags, the losses and the collector's first: see previewTags; the newest
 // image, with a switch to the other image tags; the newest tensor's default slice) and a
 // link to their full view; a distributed run shows its ranks side by side in each.
@@ -17,6 +17,7 @@ import {
   fetchSamples,
   fetchScalars,
   fetchTensor,
+  getJSON,
   imageUrl,
   newController,
   probeShape,
@@ -26,6 +27,7 @@ import { PREVIEW_CURVES, ridgeFigure, scalarPreviewFigure } from '../plots/figur
 import { clearSketch, drawSketch } from '../plots/sketch.js';
 import { CARDS } from '../views.js';
 import { PALETTE } from '../widgets/colours.js';
+import { renderedText } from '../widgets/markdown.js';
 import { defaultSlice, shapeText, tensorTable } from '../widgets/tensortable.js';
 
 // the lineage card's plugins, as its text names them
@@ -33,8 +35,9 @@ const LINEAGE = {
   train_lineage: 'Training',
   eval_lineage: 'Evaluation',
   custom_lineage_data: 'Custom',
+  hparams: 'Hyper-parameter', // TensorBoard's hparams plugin
 };
-const PREVIEWS = ['scalar', 'histogram', 'tensor', 'image']; // cards with a preview, first
+const PREVIEWS = ['scalar', 'histogram', 'tensor', 'image', 'text']; // cards with a preview
 const KIND_OF = new Map(CARDS.flatMap((card) => card.plugins.map((plugin) => [plugin, card.kind])));
 const previewRank = (kind) => (PREVIEWS.includes(kind) ? PREVIEWS.indexOf(kind) : PREVIEWS.length);
 const ORDER = CARDS.map((card) => card.kind).sort((a, b) => previewRank(a) - previewRank(b));
@@ -274,6 +277,7 @@ export class DashboardView {
     if (card.kind === 'histogram') return this.#histogram(card, run, tags[0], signal);
     if (card.kind === 'tensor') return this.#tensor(card, run, tags[0], signal);
     if (card.kind === 'image') return this.#image(card, run, tags, signal);
+    if (card.kind === 'text') return this.#text(card, run, tags[0], signal);
     return Promise.resolve(this.#presence(card, run));
   }
 
@@ -384,6 +388,30 @@ export class DashboardView {
         }),
       );
     });
+    card.fill([...panels, el('div', { class: 'dash-caption', text: tag })]);
+    card.note.textContent = note;
+    return panels.length > 0;
+  }
+
+  /** The newest text of `tag` per rank, rendered (widgets/markdown.js). */
+  async #text(card, run, tag, signal) {
+    const { series } = await fetchSamples(run.id, 'text', tag, signal);
+    if (signal.aborted) return false;
+    const { shown, note, labelled } = capRanks(series.filter((s) => s.step.length));
+    const panels = await Promise.all(
+      shown.map(async (s) => {
+        const step = s.step[s.step.length - 1];
+        const ask = [['run', run.id], ['tag', tag], ['step', step]];
+        if (s.rank !== null) ask.push(['rank', s.rank]);
+        const body = await getJSON('text', ask, signal);
+        return panel(
+          labelled ? `rank ${s.rank}` : null,
+          el('div', { class: 'dash-text' }, renderedText(body)),
+          el('div', { class: 'dash-caption', text: `step ${step} · ${formatTime(s.wall.at(-1))}` }),
+        );
+      }),
+    );
+    if (signal.aborted) return false;
     card.fill([...panels, el('div', { class: 'dash-caption', text: tag })]);
     card.note.textContent = note;
     return panels.length > 0;

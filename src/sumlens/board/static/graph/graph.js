@@ -10,6 +10,9 @@
 // shows everything. The URL keeps the picked graph, the open scopes and the selection
 // (store.state.graph: tag, plugin, rank, step, open, sel), so a reload shows the same view;
 // they name the run they were picked in (`run`), and another run shown starts afresh.
+// A TensorBoard GraphDef arrives converted to the same form (sumlens/io/tb_graph.py); when
+// its run holds RunMetadata (`run_metadata` tags), the panel adds what the first of them
+// says of the selected node (compute time, memory), from /api/v1/graph/stats.
 
 import { getJSON, newController } from '../core/api.js';
 import { el, formatCount, plural } from '../core/dom.js';
@@ -271,9 +274,28 @@ export class GraphView {
       return;
     }
     this.model = new GraphModel(data.graph);
+    this.panel.setStats(null);
     this.drawnKey = null;
     this.fitNext = true;
     this.#draw();
+    if (plugin === 'graph') this.#loadStats(run, controller.signal);
+  }
+
+  /** The first RunMetadata of `run`, if any, for the panel; redraws the selection then. */
+  async #loadStats(run, signal) {
+    const tags = this.meta.get(run)?.tags.run_metadata ?? [];
+    if (!tags.length) return;
+    let stats;
+    try {
+      stats = await getJSON('graph/stats', [['run', run], ['tag', tags[0]]], signal);
+    } catch {
+      return; // the graph is shown without them
+    }
+    if (signal.aborted || this.data?.run !== run) return;
+    this.panel.setStats(stats);
+    if (this.root.dataset.state === 'drawn') {
+      this.#showSelection(this.model.scopeIndices(this.#openNames()));
+    }
   }
 
   #fillSteps(data) {

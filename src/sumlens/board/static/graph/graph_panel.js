@@ -1,7 +1,8 @@
 // graph_panel.js: the graph view's side panel: what the selected node is (type, kind, data
-// type, output shapes, attributes) and its neighbours, each input with its shape; or, for a
-// scope, what it holds. Neighbours and the enclosing scope are buttons that select them.
-// Everything from the file is shown as text.
+// type, output shapes, attributes, and what a RunMetadata says of it: compute time, memory)
+// and its neighbours, each input with its shape; or, for a scope, what it holds. Neighbours
+// and the enclosing scope are buttons that select them. Everything from the file is shown
+// as text.
 
 import { el, formatCount, plural } from '../core/dom.js';
 
@@ -10,6 +11,22 @@ const MAX_NEIGHBOURS = 200;
 function shapeText(shapes) {
   if (!shapes.length) return '—';
   return shapes.map((dims) => `[${dims.join(', ')}]`).join(', ');
+}
+
+function bytesText(bytes) {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let value = bytes;
+  let unit = 0;
+  while (Math.abs(value) >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return unit ? `${value.toFixed(1)} ${units[unit]}` : `${formatCount(bytes)} B`;
+}
+
+function microsText(micros) {
+  if (micros >= 1000) return `${(micros / 1000).toFixed(micros >= 10000 ? 0 : 1)} ms`;
+  return `${Number(micros.toFixed(1))} µs`;
 }
 
 function row(label, value) {
@@ -21,7 +38,29 @@ export class GraphPanel {
   constructor(onPick) {
     this.onPick = onPick;
     this.element = el('aside', { class: 'graph-panel', 'aria-label': 'Selected node' });
+    this.stats = null;
     this.clear();
+  }
+
+  /** What a RunMetadata says of the nodes (an /api/v1/graph/stats answer), or null. */
+  setStats(stats) {
+    this.stats = stats;
+  }
+
+  #statsSection(name) {
+    if (!this.stats || !Object.hasOwn(this.stats.nodes, name)) return null;
+    const entry = this.stats.nodes[name];
+    return el('section', { class: 'graph-stats' },
+      el('h4', { text: `Run metadata (${this.stats.tag})` }),
+      el('dl', { class: 'graph-fields' },
+        entry.devices.length ? row('Device', el('span', { text: entry.devices.join(', ') }))
+          : null,
+        entry.compute_us === null ? null
+          : row('Compute time', el('span', { class: 'graph-compute',
+            text: microsText(entry.compute_us) })),
+        entry.memory_bytes === null ? null
+          : row('Memory', el('span', { class: 'graph-memory',
+            text: bytesText(entry.memory_bytes) }))));
   }
 
   clear() {
@@ -76,6 +115,7 @@ export class GraphPanel {
     const node = model.nodes[index];
     this.element.dataset.selected = node.name;
     const attrs = Object.entries(node.attrs);
+    const stats = this.#statsSection(node.name);
     this.element.replaceChildren(
       el('h3', { class: 'graph-title', text: model.nodeLabel(index), title: node.name }),
       el(
@@ -91,6 +131,7 @@ export class GraphPanel {
           el('span', { class: 'graph-output-shape', text: shapeText(node.shape) }),
         ),
       ),
+      ...(stats ? [stats] : []),
       this.#neighbours(model, 'Inputs', node.inputs, true),
       this.#neighbours(model, 'Outputs', model.outputs[index], false),
     );

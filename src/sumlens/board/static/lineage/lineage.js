@@ -1,8 +1,9 @@
 // lineage.js: the Lineage view. "Model lineage" compares runs by what they recorded of
-// themselves (hyper-parameters, metrics, data, model, custom fields: /api/v1/lineage) in
-// a sortable, filterable table (lineage_table.js), a parallel-coordinates chart whose
-// brushes are the table's range filters (lineage_parcoords.js) and a scatter of any two
-// number columns (lineage_scatter.js); runs can be hidden, the rows shown exported as
+// themselves (hyper-parameters, metrics, data, model, custom fields, TensorBoard's
+// hparams: /api/v1/lineage) in a sortable, filterable table (lineage_table.js), a
+// parallel-coordinates chart whose brushes are the table's range filters
+// (lineage_parcoords.js) and a scatter of any two number columns
+// (lineage_scatter.js); runs can be hidden, the rows shown exported as
 // CSV, and the selected runs opened in Scalars. "Data lineage" draws the selected runs'
 // dataset pipelines and compares them step by step (lineage_data.js).
 //
@@ -30,7 +31,13 @@ import { ParallelCoords, axisable } from './lineage_parcoords.js';
 import { LineageScatter } from './lineage_scatter.js';
 import { LineageGrid } from './lineage_table.js';
 
-const LINEAGE_PLUGINS = ['train_lineage', 'eval_lineage', 'custom_lineage_data', 'dataset_graph'];
+const LINEAGE_PLUGINS = [
+  'train_lineage',
+  'eval_lineage',
+  'custom_lineage_data',
+  'dataset_graph',
+  'hparams', // TensorBoard's hyper-parameters (a sub-run of add_hparams: its parent's row)
+];
 const MAX_AXES = 16;
 const SELECT_LIMIT = 100; // runs the header checkbox selects at most (URL size)
 const PIPELINES = 8; // pipelines drawn at most
@@ -258,7 +265,8 @@ export class LineageView {
     if (!table.runs.length) {
       this.#say(
         'No run has recorded lineage yet. MindSpore writes it with the TrainLineage and ' +
-          'EvalLineage callbacks or SummaryCollector; sumlens with sumlens.lineage.',
+          'EvalLineage callbacks or SummaryCollector; sumlens with sumlens.lineage; ' +
+          "TensorBoard's writers with add_hparams or Lightning's log_hyperparams.",
       );
       this.modelPane.hidden = true;
       this.dataPane.hidden = true;

@@ -44,7 +44,7 @@ function node(tag, attrs = {}, text = null) {
 }
 
 /** Ticks at 1, 2 or 5 times a power of ten within [lo, hi], about `count` of them. */
-function niceTicks(lo, hi, count) {
+export function niceTicks(lo, hi, count) {
   if (!(hi > lo)) return [lo];
   const raw = (hi - lo) / count;
   const power = 10 ** Math.floor(Math.log10(raw));

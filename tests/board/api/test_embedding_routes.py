@@ -1,0 +1,249 @@
+"""``/api/v1/embedding`` (``board/api/embeddings.py``, ``api/projector.py``) and the
+``beside_file`` seam of the read surfaces: an embedding's points on its principal
+components with its metadata columns, sampled to a bound; crafted files (ragged rows,
+text, paths leaving the run, files too large) counted or refused with a message naming
+them; and, over a real directory that torch's ``add_embedding`` wrote, the run list's
+``embedding`` tags and the same points through the loader."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from helpers.board import route_client, wait_until
+from helpers.tb_logs import torch_every_method
+from starlette.testclient import TestClient
+
+from sumlens.board.data.loader import Loader
+from sumlens.board.data.memory import MemorySurface
+from sumlens.board.data.surface import BesideFileTooLarge
+
+RNG = np.random.default_rng(0)
+VECTORS = RNG.normal(size=(40, 5)) * [5.0, 3.0, 1.0, 0.5, 0.1]
+CONFIG = """embeddings {
+  tensor_name: "%s"
+  tensor_path: "%s"
+  metadata_path: "%s"
+}
+"""
+
+
+def _tsv(rows: np.ndarray) -> bytes:
+    return "".join("\t".join(str(v) for v in row) + "\n" for row in rows).encode()
+
+
+def _points(answer: dict) -> np.ndarray:
+    return np.frombuffer(base64.b64decode(answer["coords"]), dtype=np.float32).reshape(-1, 3)
+
+
+def _reference(vectors: np.ndarray) -> np.ndarray:
+    """The first three principal components by numpy's SVD of the centred rows."""
+    centred = vectors - vectors.mean(axis=0)
+    return centred @ np.linalg.svd(centred, full_matrices=False)[2][:3].T
+
+
+def _embedding(surface: MemorySurface, run: str, entries: list[tuple[str, str, str]]) -> None:
+    config = "".join(CONFIG % entry for entry in entries)
+    surface.add_beside_file(run, "projector_config.pbtxt", config.encode())
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[TestClient]:
+    surface = MemorySurface()
+    surface.add_scalars("./a", "loss", [1], [0.5])
+    _embedding(surface, "./a", [("words:00001", "00001/words/tensors.tsv",
+                                 "00001/words/metadata.tsv"),
+                                ("plain:00000", "00000/plain/tensors.tsv", "")])  # fmt: skip
+    surface.add_beside_file("./a", "00001/words/tensors.tsv", _tsv(VECTORS))
+    rows = [f"{('even', 'odd')[i % 2]}\t{i}\tw{i}" for i in range(40)]
+    metadata = "parity\tindex\tword\n" + "\n".join(rows) + "\n"
+    surface.add_beside_file("./a", "00001/words/metadata.tsv", metadata.encode())
+    surface.add_beside_file("./a", "00000/plain/tensors.tsv", _tsv(VECTORS[:, :2]))
+    crafted = [
+        ("ragged", "r/tensors.tsv", "r/metadata.tsv"),
+        ("escape", "../../outside/tensors.tsv", ""),
+        ("absolute", "/etc/passwd", ""),
+        ("missing", "m/tensors.tsv", "m/metadata.tsv"),
+        ("text", "t/tensors.tsv", ""),
+    ]
+    _embedding(surface, "./crafted", crafted)
+    lines = [b"1\t2\t3", b"4\t5", b"x\t6\t7", b"nan\t1\t1", b"", b"7\t8\t9", b"1\t0\t2"]
+    surface.add_beside_file("./crafted", "r/tensors.tsv", b"\r\n".join(lines))
+    surface.add_beside_file("./crafted", "r/metadata.tsv", b"a\nb\nc\n")
+    surface.add_beside_file("./crafted", "t/tensors.tsv", b"a\tb\nc\td\n")
+    surface.add_beside_file("./broken", "projector_config.pbtxt", b"embeddings { nonsense")
+    surface.add_beside_file("./huge", "projector_config.pbtxt", b"#" * (1 << 20) + b"\n#")
+    surface.add_scalars("./none", "loss", [1], [0.5])
+    with route_client(surface) as client:
+        yield client
+
+
+def _get(client: TestClient, run: str, tag: str, **params: int) -> dict:
+    answer = client.get("/api/v1/embedding", params={"run": run, "tag": tag, **params})
+    assert answer.status_code == 200, answer.text
+    return answer.json()
+
+
+def test_the_run_list_names_the_embeddings(client: TestClient) -> None:
+    runs = {run["id"]: run for run in client.get("/api/v1/runs").json()["runs"]}
+    assert runs["./a"]["tags"]["embedding"] == ["plain:00000", "words:00001"]
+    assert "embedding" not in runs["./none"]["tags"]
+    assert "embedding" not in runs["./broken"]["tags"]
+
+
+def test_points_are_the_principal_components(client: TestClient) -> None:
+    answer = _get(client, "./a", "words:00001")
+    assert (answer["rows"], answer["dimension"], answer["shown"], answer["skipped_rows"]) == (
+        40, 5, 40, 0)  # fmt: skip
+    points, expected = _points(answer), _reference(VECTORS)
+    for axis in range(3):  # a component's sign is a convention
+        sign = np.sign(points[:, axis] @ expected[:, axis])
+        np.testing.assert_allclose(points[:, axis], sign * expected[:, axis], rtol=1e-4, atol=1e-4)
+    assert answer["variance"][0] > answer["variance"][1] > answer["variance"][2] > 0
+    assert sum(answer["variance"]) < 1
+
+
+def test_metadata_columns_are_typed(client: TestClient) -> None:
+    parity, index, word = _get(client, "./a", "words:00001")["columns"]
+    assert parity == {"name": "parity", "kind": "category", "categories": ["even", "odd"],
+                      "codes": [i % 2 for i in range(40)]}  # fmt: skip
+    assert (index["kind"], index["values"][:3]) == ("number", [0.0, 1.0, 2.0])
+    assert (word["kind"], word["categories"][39]) == ("category", "w39")
+
+
+def test_fewer_columns_than_components_are_padded(client: TestClient) -> None:
+    answer = _get(client, "./a", "plain:00000")
+    points = _points(answer)
+    assert answer["columns"] == [] and answer["metadata_note"] == ""
+    assert np.all(points[:, 2] == 0) and len(answer["variance"]) == 2
+    assert answer["variance"] == pytest.approx([answer["variance"][0], 1 - answer["variance"][0]])
+
+
+def test_sampling_is_bounded_and_the_same_each_time(client: TestClient) -> None:
+    first = _get(client, "./a", "words:00001", points=7)
+    assert (first["rows"], first["shown"]) == (40, 7)
+    assert first == _get(client, "./a", "words:00001", points=7)
+    assert len(first["columns"][0]["codes"]) == 7
+
+
+def test_rows_that_are_no_vectors_are_counted(client: TestClient) -> None:
+    answer = _get(client, "./crafted", "ragged")
+    assert (answer["rows"], answer["shown"], answer["dimension"]) == (3, 3, 3)
+    assert answer["skipped_rows"] == 4
+    assert answer["skipped_reason"] == (
+        "2 not of 3, 1 holding text that is not a number, 1 holding NaN or infinity"
+    )
+    (label,) = answer["columns"]  # rows 0, 5 and 6 of the tensors: the metadata has 3 rows
+    assert label["categories"] == ["a", ""]
+    assert "fewer than the tensors file" in answer["metadata_note"]
+
+
+@pytest.mark.parametrize(
+    ("run", "tag", "status", "detail"),
+    [
+        ("./crafted", "escape", 422, "leaves the run's directory"),
+        ("./crafted", "absolute", 422, "is not a relative path inside the run's directory"),
+        ("./crafted", "missing", 404, "the tensors file 'm/tensors.tsv' of run './crafted' is"),
+        ("./crafted", "text", 422, "none of its rows is a vector of finite numbers"),
+        ("./crafted", "nope", 404, "has no embedding tag='nope'; embeddings: ['ragged'"),
+        ("./broken", "x", 422, "projector_config.pbtxt is not a projector config"),
+        ("./huge", "x", 422, "is larger than 1,048,576 bytes, the most the embeddings view"),
+        ("./none", "x", 404, "run='./none' has no projector_config.pbtxt"),
+        ("./nope", "x", 404, "run='./nope' is not a run being served"),
+    ],
+)
+def test_what_cannot_be_shown_is_said(
+    client: TestClient, run: str, tag: str, status: int, detail: str
+) -> None:
+    answer = client.get("/api/v1/embedding", params={"run": run, "tag": tag})
+    assert answer.status_code == status
+    assert detail in answer.json()["detail"]
+
+
+@pytest.mark.parametrize("points", [0, 100_001, "many"])
+def test_bad_point_bounds_are_refused(client: TestClient, points: object) -> None:
+    answer = client.get("/api/v1/embedding", params={"run": "./a", "tag": "x", "points": points})
+    assert answer.status_code == 422
+    assert "points" in str(answer.json()["detail"])
+
+
+def test_memory_beside_files_keep_the_surface_rules() -> None:
+    surface = MemorySurface()
+    surface.add_beside_file("./a", "d/f.tsv", b"12345")
+    assert surface.beside_file("./a", "d/./f.tsv", 5) == b"12345"
+    assert surface.beside_file("./a", "d/g.tsv", 5) is None
+    assert surface.beside_file("./b", "d/f.tsv", 5) is None
+    with pytest.raises(BesideFileTooLarge, match="more than 4 bytes"):
+        surface.beside_file("./a", "d/f.tsv", 4)
+    for path in ("../a", "/abs", "d\\..\\..\\x", "", "C:/x"):
+        with pytest.raises(ValueError, match="path="):
+            surface.beside_file("./a", path, 5)
+
+
+@pytest.fixture(scope="module")
+def torch_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    import torch
+    from torch.utils.tensorboard import SummaryWriter
+
+    base = tmp_path_factory.mktemp("embeddings")
+    torch.manual_seed(0)
+    with SummaryWriter(str(base / "run")) as writer:
+        writer.add_scalar("loss", 0.5, 0)
+        writer.add_embedding(torch.from_numpy(VECTORS), metadata=[f"w{i}" for i in range(40)],
+                             tag="words", global_step=3)  # fmt: skip
+        rows = [[i % 3, f"n{i}"] for i in range(40)]
+        writer.add_embedding(torch.from_numpy(VECTORS[:, :3]), metadata=rows,
+                             metadata_header=["cls", "name"], tag="two")  # fmt: skip
+    torch_every_method(base / "every")
+    return base
+
+
+def test_the_loader_serves_what_torch_wrote(torch_base: Path, tmp_path: Path) -> None:
+    loader = Loader(torch_base, tmp_path / "ws", reload_interval=0.2, watch=False)
+    with route_client(loader) as client:
+
+        def with_embeddings() -> dict[str, dict] | None:
+            runs = client.get("/api/v1/runs").json()["runs"]
+            found = {r["id"]: r for r in runs if "embedding" in r["tags"]}
+            return found if {"./run", "./every"} <= set(found) else None
+
+        runs = wait_until(with_embeddings)
+        assert runs["./run"]["tags"]["embedding"] == ["two:00000", "words:00003"]
+        assert runs["./every"]["tags"]["embedding"] == ["emb:00001"]
+        words = _get(client, "./run", "words:00003")
+        assert (words["rows"], words["dimension"], words["skipped_rows"]) == (40, 5, 0)
+        expected = _reference(VECTORS.astype(np.float32).astype(np.float64))
+        np.testing.assert_allclose(np.abs(_points(words)), np.abs(expected), atol=1e-3)
+        assert words["columns"][0]["categories"][7] == "w7"
+        cls, name = _get(client, "./run", "two:00000")["columns"]
+        assert (cls["name"], cls["kind"], cls["values"][:4]) == ("cls", "number", [0, 1, 2, 0])
+        assert (name["name"], name["codes"][5]) == ("name", 5)
+        every = _get(client, "./every", "emb:00001")
+        assert (every["rows"], every["dimension"]) == (6, 4)
+        assert every["columns"][0]["categories"] == list("abcdef")
+        assert loader.beside_file("./run", "00003/words/nothing.tsv", 10) is None
+        with pytest.raises(BesideFileTooLarge):
+            loader.beside_file("./run", "00003/words/tensors.tsv", 10)
+        with pytest.raises(ValueError, match="leaves"):
+            loader.beside_file("./run", "../every/projector_config.pbtxt", 10)
+
+
+def test_a_rewritten_file_is_projected_again() -> None:
+    """Answers are kept by the bytes they were made from: asking again gives the same
+    answer, and a rewritten tensors or metadata file gives a new one, never a stale one."""
+    surface = MemorySurface()
+    _embedding(surface, "./a", [("w:00000", "w/tensors.tsv", "w/metadata.tsv")])
+    surface.add_beside_file("./a", "w/tensors.tsv", _tsv(VECTORS))
+    surface.add_beside_file("./a", "w/metadata.tsv", "".join(f"a{i}\n" for i in range(40)).encode())
+    with route_client(surface) as client:
+        first = _get(client, "./a", "w:00000")
+        assert _get(client, "./a", "w:00000") == first
+        surface.add_beside_file("./a", "w/tensors.tsv", _tsv(VECTORS[:10]))
+        assert _get(client, "./a", "w:00000")["rows"] == 10
+        surface.add_beside_file(
+            "./a", "w/metadata.tsv", "".join(f"b{i}\n" for i in range(40)).encode()
+        )
+        assert _get(client, "./a", "w:00000")["columns"][0]["categories"][:2] == ["b0", "b1"]
