@@ -113,6 +113,7 @@ bench-board: $(STAMP) $(NPM_STAMP) $(MI_STAMP) chromium-check
 bench-views: $(STAMP) $(NPM_STAMP) chromium-check
 	$(PY) benchmarks/bench_graph_view.py
 	$(PY) benchmarks/bench_lineage_view.py
+	$(PY) benchmarks/bench_embedding_view.py
 
 # loss-landscapes is the third method of bench_landscape.py (numpy only besides torch).
 bench-landscape: $(STAMP)
