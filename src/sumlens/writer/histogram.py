@@ -101,9 +101,8 @@ def histogram_proto(
     checks them where the user called)."""
     flat = np.asarray(values).reshape(-1)
     if binned_at_once(flat, bins):
-        counts, total, squares = _compiled(flat)
+        counts, total, squares, low, high = _compiled(flat)
         limits = _TENSORFLOW_EDGES
-        low, high = float(flat.min()), float(flat.max())
         if math.isnan(low):  # as numpy's sums: NaN when a value is
             total = squares = math.nan
     else:
@@ -126,8 +125,9 @@ def histogram_proto(
     )
 
 
-def _compiled(flat: np.ndarray) -> tuple[np.ndarray, float, float]:
-    """The kernels' counts, sum and sum of squares of a flat array of real numbers."""
+def _compiled(flat: np.ndarray) -> tuple[np.ndarray, float, float, float, float]:
+    """The kernels' counts, sum and sum of squares of a flat array of real numbers, with
+    numpy's minimum and maximum of it (NaN when a value is NaN)."""
     from sumlens.writer import _histogram_jit as jit
 
     values = np.ascontiguousarray(flat)
@@ -137,14 +137,25 @@ def _compiled(flat: np.ndarray) -> tuple[np.ndarray, float, float]:
         kernel, table = jit.float32_histogram, cell_table(32)
     else:
         kernel, table = jit.float64_histogram, cell_table(64)
+
+    def binned(part: np.ndarray) -> tuple[np.ndarray, float, float, float, float]:
+        counts, total, squares = kernel(part, table, _TENSORFLOW_EDGES)
+        return counts, total, squares, float(part.min()), float(part.max())
+
     helper = _helper() if values.size >= SPLIT_FROM else None
     if helper is None:
-        return kernel(values, table, _TENSORFLOW_EDGES)
+        return binned(values)
     middle = values.size // 2
-    first = helper.submit(kernel, values[:middle], table, _TENSORFLOW_EDGES)
-    counts, total, squares = kernel(values[middle:], table, _TENSORFLOW_EDGES)
-    other_counts, other_total, other_squares = first.result()
-    return counts + other_counts, other_total + total, other_squares + squares
+    first = helper.submit(binned, values[:middle])
+    counts, total, squares, low, high = binned(values[middle:])
+    other_counts, other_total, other_squares, other_low, other_high = first.result()
+    return (
+        counts + other_counts,
+        other_total + total,
+        other_squares + squares,
+        math.nan if math.isnan(low) or math.isnan(other_low) else min(low, other_low),
+        math.nan if math.isnan(high) or math.isnan(other_high) else max(high, other_high),
+    )
 
 
 @functools.cache
