@@ -9,108 +9,40 @@
 // The buckets come from /histograms (every kept step); re-binning and percentiles are done
 // here (histmath.js), so changing the mode or the axis redraws without asking the server.
 
-import { fetchHistograms, newController } from '../core/api.js';
+import { fetchHistograms } from '../core/api.js';
 import { el, formatCount, plural } from '../core/dom.js';
 import { AXES, HISTOGRAM_MODES } from '../core/state.js';
-import { MAX_CURVES, drawFigure, histogramFigure, purgeFigure } from '../plots/figures.js';
+import { MAX_CURVES, drawFigure, histogramFigure } from '../plots/figures.js';
+import { OverlayCard } from '../pluginview/overlaycard.js';
 import { PluginView } from '../pluginview/pluginview.js';
 
 const MODE_LABELS = { offset: 'Offset', overlay: 'Overlay', distribution: 'Distribution' };
 const AXIS_LABELS = { step: 'Step', relative: 'Relative', wall: 'Wall time' };
 
-class HistogramCard {
+class HistogramCard extends OverlayCard {
   constructor(view, tag) {
-    this.view = view;
-    this.tag = tag;
-    this.runs = [];
-    this.series = null; // the last answers, ready to draw
-    this.visible = false;
-    this.stale = true;
-    this.drawn = false;
-    this.draws = 0;
-    this.controller = null;
-    this.count = el('span', { class: 'count muted' });
-    this.plot = el('div', { class: 'plot hist-plot' });
-    this.note = el('p', { class: 'card-note muted' });
-    this.element = el(
-      'article',
-      { class: 'pcard histogram-card', dataset: { tag, state: 'idle', draws: '0' } },
-      el('header', {}, el('h3', { class: 'tag', title: tag, text: tag }), this.count),
-      this.plot,
-      this.note,
-    );
+    super(view, tag, { kind: 'histogram' });
   }
 
-  /** The runs shown that have this tag (in the sidebar's order). */
-  setRuns(runs) {
-    if (JSON.stringify(runs) === JSON.stringify(this.runs)) return;
-    this.runs = runs;
-    this.refresh();
+  fetch(run, signal) {
+    return fetchHistograms(run, this.tag, signal);
   }
 
-  show() {
-    this.visible = true;
-    if (this.stale || !this.series) this.load();
-    else this.draw();
-  }
-
-  hide() {
-    this.visible = false;
-    this.controller?.abort();
-    purgeFigure(this.plot);
-    this.drawn = false;
-    if (this.element.dataset.state === 'loading') this.stale = true;
-    this.element.dataset.state = 'idle';
-  }
-
-  refresh() {
-    this.stale = true;
-    if (this.visible) this.load();
+  seriesOf(run, s, { colour, label }) {
+    return {
+      key: `${run}\u0000${s.rank}`,
+      run,
+      rank: s.rank,
+      tag: this.tag,
+      label,
+      colour,
+      histograms: s.histograms,
+      unreadable: s.unreadable ?? 0,
+    };
   }
 
   sync(state, changed) {
     if (this.visible && this.series && (changed.has('hmode') || changed.has('axis'))) this.draw();
-  }
-
-  destroy() {
-    this.hide();
-    this.element.remove();
-  }
-
-  async load() {
-    this.stale = false;
-    const controller = newController(this);
-    this.element.dataset.state = 'loading';
-    try {
-      const answers = await Promise.all(
-        this.runs.map((run) => fetchHistograms(run, this.tag, controller.signal)),
-      );
-      if (controller.signal.aborted) return;
-      const series = [];
-      answers.forEach((answer, i) => {
-        const run = this.runs[i];
-        const ranked = answer.series.length > 1;
-        for (const s of answer.series) {
-          const { colour, label } = this.view.style(run, s.rank, ranked);
-          series.push({
-            key: `${run}\u0000${s.rank}`,
-            run,
-            rank: s.rank,
-            tag: this.tag,
-            label,
-            colour,
-            histograms: s.histograms,
-            unreadable: s.unreadable ?? 0,
-          });
-        }
-      });
-      this.series = series;
-      await this.draw();
-    } catch (err) {
-      if (err.name === 'AbortError') return;
-      this.note.textContent = `Could not load ${this.tag}: ${err.message}`;
-      this.element.dataset.state = 'error';
-    }
   }
 
   async draw() {
@@ -121,7 +53,6 @@ class HistogramCard {
     this.plot.style.height = figure.layout.height ? `${figure.layout.height}px` : '';
     await drawFigure(this.plot, figure);
     if (!this.visible) return;
-    this.drawn = true;
     this.draws += 1;
     this.element.dataset.draws = String(this.draws);
     this.element.dataset.mode = hmode;
@@ -135,7 +66,7 @@ class HistogramCard {
     this.count.textContent = series.length
       ? `${formatCount(series.length)} series · ${plural(most, 'step')}`
       : '';
-    const unreadable = this.series.reduce((sum, s) => sum + s.unreadable, 0);
+    const unreadable = this.unreadable();
     const lost = unreadable
       ? `${plural(unreadable, 'kept step')} could not be read back (damaged, or the file ` +
         'changed since it was listed) and are not drawn.'

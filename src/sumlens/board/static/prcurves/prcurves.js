@@ -4,10 +4,11 @@
 // and false positives and negatives under the cursor. /pr_curves answers every kept step
 // of a run at once, so moving a slider redraws without asking the server.
 
-import { getJSON, newController } from '../core/api.js';
+import { getJSON } from '../core/api.js';
 import { el, formatCount, plural, plotlyText } from '../core/dom.js';
 import { cardKey } from '../core/state.js';
 import { PLOT_CONFIG, loadPlotly } from '../plots/plotly.js';
+import { OverlayCard } from '../pluginview/overlaycard.js';
 import { PluginView } from '../pluginview/pluginview.js';
 import { StepPicker } from '../pluginview/steppicker.js';
 
@@ -34,95 +35,32 @@ export function curveTrace(series, curve) {
   };
 }
 
-class PrCurveCard {
+class PrCurveCard extends OverlayCard {
   constructor(view, tag) {
-    this.view = view;
-    this.tag = tag;
-    this.runs = [];
-    this.series = [];
-    this.visible = false;
-    this.stale = true;
-    this.draws = 0;
-    this.controller = null;
-    this.count = el('span', { class: 'count muted' });
-    this.plot = el('div', { class: 'plot prcurve-plot' });
-    this.pickers = el('div', { class: 'prcurve-pickers' });
-    this.note = el('p', { class: 'card-note muted' });
-    this.element = el(
-      'article',
-      { class: 'pcard prcurve-card', dataset: { tag, state: 'idle', draws: '0' } },
-      el('header', {}, el('h3', { class: 'tag', title: tag, text: tag }), this.count),
-      this.plot,
-      this.pickers,
-      this.note,
-    );
+    const pickers = el('div', { class: 'prcurve-pickers' });
+    super(view, tag, { kind: 'prcurve', extra: [pickers] });
+    this.pickers = pickers;
   }
 
-  setRuns(runs) {
-    if (JSON.stringify(runs) === JSON.stringify(this.runs)) return;
-    this.runs = runs;
-    this.refresh();
+  fetch(run, signal) {
+    return getJSON('pr_curves', [['run', run], ['tag', this.tag]], signal);
   }
 
-  show() {
-    this.visible = true;
-    if (this.stale) this.load();
-    else this.draw();
+  seriesOf(run, s, { colour, label }) {
+    const picker = new StepPicker(this.view.store, cardKey('pr_curve', run, s.rank, this.tag),
+      () => this.draw());
+    picker.setSteps(s.curves.map((c) => c.step), s.curves.map((c) => c.wall));
+    picker.element.prepend(el('span', { class: 'prcurve-run', title: label, text: label }));
+    return { run, rank: s.rank, tag: this.tag, label, colour, picker, ...s };
   }
 
-  hide() {
-    this.visible = false;
-    this.controller?.abort();
-    window.Plotly?.purge(this.plot);
-    if (this.element.dataset.state === 'loading') this.stale = true;
-    this.element.dataset.state = 'idle';
-  }
-
-  refresh() {
-    this.stale = true;
-    if (this.visible) this.load();
+  loaded() {
+    this.pickers.replaceChildren(...this.series.map((s) => s.picker.element));
   }
 
   sync(state, changed) {
-    if (!changed.has('at') || !this.visible) return;
+    if (!changed.has('at') || !this.visible || !this.series) return;
     if (this.series.map((s) => s.picker.sync(state)).some(Boolean)) this.draw();
-  }
-
-  destroy() {
-    this.hide();
-    this.element.remove();
-  }
-
-  async load() {
-    this.stale = false;
-    const controller = newController(this);
-    this.element.dataset.state = 'loading';
-    try {
-      const answers = await Promise.all(
-        this.runs.map((run) => getJSON('pr_curves', [['run', run], ['tag', this.tag]], controller.signal)),
-      );
-      if (controller.signal.aborted) return;
-      const series = [];
-      answers.forEach((answer, i) => {
-        const run = this.runs[i];
-        const ranked = answer.series.length > 1;
-        for (const s of answer.series) {
-          const { colour, label } = this.view.style(run, s.rank, ranked);
-          const key = cardKey('pr_curve', run, s.rank, this.tag);
-          const picker = new StepPicker(this.view.store, key, () => this.draw());
-          picker.setSteps(s.curves.map((c) => c.step), s.curves.map((c) => c.wall));
-          picker.element.prepend(el('span', { class: 'prcurve-run', title: label, text: label }));
-          series.push({ run, rank: s.rank, tag: this.tag, label, colour, picker, ...s });
-        }
-      });
-      this.series = series;
-      this.pickers.replaceChildren(...series.map((s) => s.picker.element));
-      await this.draw();
-    } catch (err) {
-      if (err.name === 'AbortError') return;
-      this.note.textContent = `Could not load ${this.tag}: ${err.message}`;
-      this.element.dataset.state = 'error';
-    }
   }
 
   async draw() {
@@ -142,7 +80,7 @@ class PrCurveCard {
     this.draws += 1;
     this.element.dataset.draws = String(this.draws);
     this.element.dataset.state = data.length ? 'ready' : 'empty';
-    const unreadable = this.series.reduce((sum, s) => sum + s.unreadable, 0);
+    const unreadable = this.unreadable();
     this.count.textContent = data.length ? `${formatCount(data.length)} series` : '';
     this.note.textContent = [
       data.length ? '' : 'No curve kept yet.',
