@@ -22,40 +22,43 @@ from sumlens._version import __version__
 
 if TYPE_CHECKING:
     from sumlens.board.settings import BoardSettings
+    from sumlens.io.storage import Storage
 
 
 RUNS_LISTED = 20
 """Runs ``sumlens read BASE_DIR`` names before it says how many more there are."""
 
 
-def _read(path: str) -> int:
-    """Print what ``path`` holds; a path that can't be read is one line on stderr, exit 1.
+def _read(path: str, storage_options: list[str] | None) -> int:
+    """Print what ``path`` (a local path or a URL) holds; a path that can't be read is one
+    line on stderr, exit 1.
 
     A base directory whose runs are in sub-directories gets the list of its runs and how
     to read one.
     """
     from sumlens.io.describe import describe  # keep `sumlens --version` instant
-    from sumlens.io.reader import NotAnEventFileError, resolve_files
+    from sumlens.io.reader import resolve_files
+    from sumlens.io.remote import open_storage, parse_storage_options
 
     try:
-        if not resolve_files(path):
-            return _list_runs(path)
-        text = describe(path)
-    except NotAnEventFileError as err:
+        storage, inner = open_storage(path, parse_storage_options(storage_options or []))
+        if not resolve_files(inner, storage):
+            return _list_runs(path, storage, inner)
+        text = describe(inner, storage)
+    except ValueError as err:  # not an event file; a bad --storage-option
         return _fail(str(err))
     except OSError as err:
-        if err.filename is None or err.strerror is None:
-            return _fail(str(err))
-        return _fail(f"{os.fspath(err.filename)!r}: {err.strerror}")
+        return _fail(_os_error_text(err))
     print(text)
     return 0
 
 
-def _list_runs(path: str) -> int:
-    """Name the runs below a directory that holds no event file itself (exit 1 if none)."""
+def _list_runs(path: str, storage: Storage, inner: str) -> int:
+    """Name the runs below a directory that holds no event file itself (exit 1 if none);
+    ``inner`` is ``path`` inside ``storage``."""
     from sumlens.board.data.discover import discover
 
-    runs = list(discover(Path(path)).runs.values())
+    runs = list(discover(Path(inner), storage=storage).runs.values())
     if not runs:
         return _fail(
             f"{path!r} is a directory with no event files (MindSpore summary/lineage "
@@ -68,6 +71,25 @@ def _list_runs(path: str) -> int:
         print(f"  ... and {len(runs) - RUNS_LISTED} more")
     print(f"read one with: sumlens read {shlex.quote(os.path.join(path, runs[0].id[2:]))}")
     return 0
+
+
+def _storage_option_flag(parser: argparse.ArgumentParser) -> None:
+    """``--storage-option KEY=VALUE`` (repeatable): fsspec options for a URL."""
+    parser.add_argument(
+        "--storage-option",
+        dest="storage_options",
+        metavar="KEY=VALUE",
+        action="append",
+        help="an option of a URL's file system (repeatable; JSON values), e.g. "
+        "endpoint_url=http://127.0.0.1:9000, profile=NAME or anon=true",
+    )
+
+
+def _os_error_text(err: OSError) -> str:
+    """An OSError in one line: the file and the cause, or its own message (a remote one)."""
+    if err.filename is None or err.strerror is None:
+        return str(err)
+    return f"{os.fspath(err.filename)!r}: {err.strerror}"
 
 
 def _fail(message: str, command: str = "read") -> int:
@@ -92,7 +114,8 @@ def _board_options(parser: argparse.ArgumentParser, *, serve: bool = False) -> N
         "--summary-base-dir",
         dest="base_dir",
         metavar="DIR",
-        help="the folder whose runs (directories of event files, at any depth) are shown",
+        help="the folder whose runs (directories of event files, at any depth) are shown; "
+        "or a URL: s3://bucket/path, gs://..., az://... (pip install 'sumlens[s3]')",
     )
     base.add_argument(
         "--logdir", dest="base_dir", metavar="DIR", help="the same, as TensorBoard names it"
@@ -135,6 +158,7 @@ def _board_options(parser: argparse.ArgumentParser, *, serve: bool = False) -> N
         metavar="H1,H2",
         help="Host header names accepted besides the bound address and localhost",
     )
+    _storage_option_flag(parser)
     if serve:
         parser.add_argument(SETTINGS_ON_STDIN, action="store_true", help=argparse.SUPPRESS)
 
@@ -156,7 +180,20 @@ def _board_settings(args: argparse.Namespace) -> BoardSettings:
     given = _settings_given(args)
     if given["port"] is not None:
         given["port"] = _integer(given["port"])
+    if given["storage_options"] is not None:
+        given["storage_options"] = _storage_options(given["storage_options"])
     return BoardSettings.create(**given)
+
+
+def _storage_options(items: list[str]) -> dict[str, Any]:
+    """``--storage-option KEY=VALUE`` items as fsspec options (a bad one fails as a setting)."""
+    from sumlens.board.settings import BoardSettingsError
+    from sumlens.io.remote import parse_storage_options
+
+    try:
+        return parse_storage_options(items)
+    except ValueError as err:
+        raise BoardSettingsError(str(err)) from None
 
 
 def _handed_settings(args: argparse.Namespace, parser: argparse.ArgumentParser) -> BoardSettings:
@@ -267,7 +304,11 @@ def _export(args: argparse.Namespace) -> int:
     from sumlens.board.settings import BoardSettings, BoardSettingsError
 
     try:
-        settings = BoardSettings.create(base_dir=args.base_dir, workspace=args.workspace)
+        settings = BoardSettings.create(
+            base_dir=args.base_dir,
+            workspace=args.workspace,
+            storage_options=_storage_options(args.storage_options or []),
+        )
         out = Path(args.output)
         if not out.parent.is_dir():
             raise BoardSettingsError(
@@ -282,7 +323,11 @@ def _export(args: argparse.Namespace) -> int:
         compile_pattern("--runs", args.runs)  # checked here, named as the user typed them
         compile_pattern("--tags", args.tags)
         # the workspace's column cache: a second export reads only what was added since
-        loader = Loader(settings.base_dir, settings.workspace)
+        loader = Loader(
+            settings.base_dir,
+            settings.workspace,
+            storage_options=dict(settings.storage_options),
+        )
         try:
             loader.poll()
             runs, series = export_runs(loader, out, fmt, args.runs, args.tags)
@@ -291,7 +336,7 @@ def _export(args: argparse.Namespace) -> int:
     except (BoardSettingsError, QueryError) as err:
         return _fail(str(err), "export")
     except OSError as err:
-        return _fail(f"{err.filename!r}: {err.strerror}", "export")
+        return _fail(_os_error_text(err), "export")
     print(f"wrote {series} series of {runs} runs to {out}")
     return 0
 
@@ -319,7 +364,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--version", action="version", version=f"sumlens {__version__}")
     commands = parser.add_subparsers(dest="command")
     read = commands.add_parser("read", help="list the values in an event file or run directory")
-    read.add_argument("path")
+    read.add_argument("path", help="an event file or run directory: a path or a URL (s3://...)")
+    _storage_option_flag(read)
     demo = commands.add_parser("demo", help="write a small run and read it back")
     demo.add_argument("logdir", nargs="?", default=None)
     start = commands.add_parser("start", help="start the dashboard in the background")
@@ -343,6 +389,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="default: from the suffix of -o (.csv, .json, .parquet or .pq)",
     )
     export.add_argument("-o", "--output", metavar="FILE", required=True)
+    _storage_option_flag(export)
     export.add_argument(
         "--workspace",
         metavar="DIR",
@@ -350,7 +397,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.command == "read":
-        return _read(args.path)
+        return _read(args.path, args.storage_options)
     if args.command == "demo":
         return _demo(args.logdir)
     if args.command == "start":

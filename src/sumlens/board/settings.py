@@ -3,6 +3,10 @@
 Every entry point (``sumlens start``, ``serve``, ``export``, the tests) builds a
 :class:`BoardSettings` through :meth:`BoardSettings.create`, so a bad value fails once,
 in the caller, with one line naming the argument, the value and what is allowed.
+
+The base directory is a local folder or a URL of any fsspec file system (``s3://bucket/team``,
+:mod:`sumlens.io.remote`), which is kept as the string given and opened with the
+``storage_options`` (fsspec's: ``endpoint_url``, ``profile``, ``anon``, ...).
 """
 
 from __future__ import annotations
@@ -11,8 +15,10 @@ import ipaddress
 import json
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
+from typing import Any
 
 from sumlens.board.plugins import DEFAULT_CAPS
 
@@ -68,7 +74,8 @@ class BoardSettings:
     the command line's help strings read them from here (``BoardSettings.port``).
     """
 
-    base_dir: Path
+    base_dir: Path | str
+    """A local folder (a resolved Path) or a URL (the str given)."""
     host: str = "127.0.0.1"
     port: int = 8080
     reload_interval: float = 3.0
@@ -79,6 +86,8 @@ class BoardSettings:
     watch: bool = True
     """Whether a local base directory is watched for changes rather than walked at every
     reload interval (:mod:`sumlens.board.data.watch`)."""
+    storage_options: tuple[tuple[str, Any], ...] = ()
+    """The options of the file system of a URL base directory (``--storage-option``)."""
 
     @classmethod
     def create(
@@ -92,17 +101,15 @@ class BoardSettings:
         allowed_hosts: str | tuple[str, ...] | list[str] | None = None,
         samples_per_plugin: str | None = None,
         watch: bool | None = None,
+        storage_options: Mapping[str, Any] | None = None,
     ) -> BoardSettings:
-        """Checked settings: the base directory must exist, the rest be in range (None, or
-        an argument left out, is the default)."""
+        """Checked settings: the base directory must exist (a URL's is asked for once), the
+        rest be in range (None, or an argument left out, is the default)."""
         host = cls.host if host is None else host
         port = cls.port if port is None else port
         reload_interval = cls.reload_interval if reload_interval is None else reload_interval
-        base = Path(base_dir).expanduser()
-        if not base.exists():
-            raise BoardSettingsError(f"--summary-base-dir {str(base_dir)!r} does not exist")
-        if not base.is_dir():
-            raise BoardSettingsError(f"--summary-base-dir {str(base_dir)!r} is not a directory")
+        options = tuple(sorted(dict(storage_options or {}).items()))
+        base = _base_dir(base_dir, dict(options))
         if not isinstance(port, int) or isinstance(port, bool) or not 1 <= port <= 65535:
             raise BoardSettingsError(f"--port {port!r} is not allowed: use 1 to 65535")
         if not isinstance(host, str) or not _HOST_RE.fullmatch(host):
@@ -117,7 +124,7 @@ class BoardSettings:
                 "0.05 to 86400"
             )
         return cls(
-            base_dir=base.resolve(),
+            base_dir=base,
             host=host,
             port=port,
             reload_interval=interval,
@@ -126,6 +133,7 @@ class BoardSettings:
             allowed_hosts=_hosts(allowed_hosts or cls.allowed_hosts),
             samples_per_plugin=_caps(samples_per_plugin or ""),
             watch=cls.watch if watch is None else bool(watch),
+            storage_options=options,
         )
 
     def to_json(self) -> str:
@@ -147,11 +155,14 @@ class BoardSettings:
             return cls(
                 **{
                     **given,
-                    "base_dir": Path(given["base_dir"]),
+                    "base_dir": _handed_base_dir(given["base_dir"]),
                     "workspace": Path(given["workspace"]),
                     "allowed_hosts": tuple(given["allowed_hosts"]),
                     "samples_per_plugin": tuple(
                         (str(plugin), int(cap)) for plugin, cap in given["samples_per_plugin"]
+                    ),
+                    "storage_options": tuple(
+                        (str(key), value) for key, value in given["storage_options"]
                     ),
                 }
             )
@@ -176,6 +187,49 @@ class BoardSettings:
         """Host header names (without port) a request may carry (DNS-rebinding guard)."""
         names = {*LOCAL_HOSTS, "[::1]", self.host.lower(), *self.allowed_hosts}
         return frozenset(name.lower() for name in names)
+
+
+def _base_dir(given: str | Path, options: dict[str, Any]) -> Path | str:
+    """The checked base directory: a local folder's resolved path, or the URL given once
+    its storage answered that it is a directory there."""
+    from sumlens.io.remote import RemoteStorageError, is_url, open_storage
+
+    if not is_url(given):
+        if options:
+            raise BoardSettingsError(
+                f"--storage-option is for a base directory that is a URL (s3://bucket/path, "
+                f"...); --summary-base-dir {str(given)!r} is a local folder"
+            )
+        base = Path(open_storage(given)[1]).expanduser()  # file:// URLs too
+        if not base.exists():
+            raise BoardSettingsError(f"--summary-base-dir {str(given)!r} does not exist")
+        if not base.is_dir():
+            raise BoardSettingsError(f"--summary-base-dir {str(given)!r} is not a directory")
+        return base.resolve()
+    url = str(given)
+    try:
+        storage, root = open_storage(url, options)
+        info = storage.stat(root)
+    except FileNotFoundError:
+        raise BoardSettingsError(f"--summary-base-dir {url!r} does not exist") from None
+    except RemoteStorageError as err:  # its message names the URL: unreachable, refused ...
+        raise BoardSettingsError(f"--summary-base-dir {err}") from None
+    except TypeError as err:  # an option the file system does not take (values not shown)
+        raise BoardSettingsError(
+            f"--storage-option: an option is not accepted for {url!r}: {err}"
+        ) from None
+    except (OSError, ValueError) as err:
+        raise BoardSettingsError(f"--summary-base-dir {url!r}: {err}") from None
+    if not info.is_dir:
+        raise BoardSettingsError(f"--summary-base-dir {url!r} is not a directory")
+    return url
+
+
+def _handed_base_dir(text: str) -> Path | str:
+    """A base directory as :meth:`BoardSettings.to_json` wrote it."""
+    from sumlens.io.remote import is_url
+
+    return text if is_url(text) else Path(text)
 
 
 def normalise_prefix(prefix: str) -> str:

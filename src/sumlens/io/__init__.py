@@ -13,6 +13,7 @@ from sumlens.io.reader import (
     read_events_at,
     read_record_at,
 )
+from sumlens.io.remote import RemoteStorageError, is_url, open_storage, parse_storage_options
 from sumlens.io.scalars import (
     Scalars,
     fast_engine_cached,
@@ -34,14 +35,18 @@ __all__ = [
     "RecordChangedError",
     "RecordFile",
     "RecordWriter",
+    "RemoteStorageError",
     "Scalars",
     "Text",
     "describe",
     "encode_record",
     "fast_engine_cached",
     "fast_engine_ready",
+    "is_url",
     "iter_events",
     "masked_crc32c",
+    "open_storage",
+    "parse_storage_options",
     "read_events_at",
     "read_file_scalars",
     "read_record_at",

@@ -1142,7 +1142,7 @@ def scan_file_scalars_from(
     kind_code = _KIND_CODES[kind]
     name = os.path.basename(path)
     fallback: dict[str | bytes, list[_FallbackPoint]] = {}
-    with storage.open_read(os.fspath(path)) as handle:
+    with storage.open_read(os.fspath(path), start) as handle:
         size = handle.seek(0, os.SEEK_END)
         bufs = _Buffers(max(1024, min((size - start) // 32, 1 << 22)))
         bufs.state[_S_WANT_OTHER] = other is not None

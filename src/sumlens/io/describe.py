@@ -10,12 +10,17 @@ import os
 from collections import Counter
 
 from sumlens.io.reader import iter_events, resolve_files
+from sumlens.io.storage import LOCAL_STORAGE, Storage
 
 
-def describe(path: str | os.PathLike[str]) -> str:
-    """The event files under ``path``, the number of values per (plugin, tag), and the damage."""
-    lines = [f"{file.name}  ({file.stat().st_size} bytes)" for file in resolve_files(path)]
-    stream = iter_events(path)
+def describe(path: str | os.PathLike[str], storage: Storage = LOCAL_STORAGE) -> str:
+    """The event files under ``path``, the number of values per (plugin, tag), and the damage
+    (listed and read through ``storage``)."""
+    lines = [
+        f"{file.name}  ({storage.stat(os.fspath(file)).size} bytes)"
+        for file in resolve_files(path, storage)
+    ]
+    stream = iter_events(path, storage)
     counts = Counter((event.plugin, event.tag) for event in stream)
     lines += [
         f"{plugin:<20} {tag:<40} {count:>8}" for (plugin, tag), count in sorted(counts.items())

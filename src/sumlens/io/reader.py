@@ -12,9 +12,9 @@ and opened through it alone.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from sumlens._log import warn_once
 from sumlens.io.crc import masked_crc32c
@@ -22,6 +22,7 @@ from sumlens.io.decode import DECODERS, PayloadError, decode_tag
 from sumlens.io.events import Event
 from sumlens.io.framing import HEADER_SIZE, OVERHEAD, ReadStats, scan_all, valid_header_at
 from sumlens.io.naming import event_files, file_kind
+from sumlens.io.remote import RemoteStorageError, locate
 from sumlens.io.storage import LOCAL_STORAGE, Storage
 
 CHUNK_SIZE = 16 * 1024 * 1024
@@ -96,7 +97,7 @@ class RecordFile:
         with :func:`read_events_at`.
         """
         stats = self.stats if stats is None else stats
-        with self.storage.open_read(os.fspath(self.path)) as handle:
+        with self.storage.open_read(os.fspath(self.path), self.offset) as handle:
             size = handle.seek(0, os.SEEK_END)
             resumed_at = self.offset
             seen_before = stats.records + stats.corrupt_records
@@ -242,6 +243,8 @@ def resolve_files(path: str | os.PathLike[str], storage: Storage = LOCAL_STORAGE
     path = Path(path)
     try:
         info = storage.stat(os.fspath(path))
+    except RemoteStorageError:
+        raise
     except OSError:
         info = None
     if info is not None and info.is_dir:
@@ -251,11 +254,20 @@ def resolve_files(path: str | os.PathLike[str], storage: Storage = LOCAL_STORAGE
     raise FileNotFoundError(f"path={os.fspath(path)!r} is neither an event file nor a directory")
 
 
-def iter_events(path: str | os.PathLike[str], storage: Storage = LOCAL_STORAGE) -> EventStream:
+def iter_events(
+    path: str | os.PathLike[str],
+    storage: Storage = LOCAL_STORAGE,
+    *,
+    storage_options: Mapping[str, Any] | None = None,
+) -> EventStream:
     """Events of one event file or of every event file of a run directory, in file order.
+
+    ``path`` may be a URL (``s3://bucket/run``, any fsspec protocol), opened with
+    ``storage_options`` (:func:`sumlens.io.remote.open_storage`).
 
     A directory contributes the files MindInsight and TensorBoard would pick
     (``summary.<n>`` names, ``_lineage`` files, ``tfevents`` files); anything else in it
     is ignored. Damage is skipped and counted in the returned stream's ``stats``.
     """
+    storage, path = locate(path, storage, storage_options)
     return EventStream(path, storage)

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import importlib.util
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -31,6 +31,7 @@ from sumlens.io.reader import (
     resolve_files,
     sniff_kind,
 )
+from sumlens.io.remote import locate
 from sumlens.io.storage import LOCAL_STORAGE, Storage
 
 Engine = Literal["auto", "numba", "python"]
@@ -54,17 +55,23 @@ class Scalars(dict[str, Columns]):
 
 
 def read_scalars(
-    path: str | os.PathLike[str], engine: Engine = "auto", storage: Storage = LOCAL_STORAGE
+    path: str | os.PathLike[str],
+    engine: Engine = "auto",
+    storage: Storage = LOCAL_STORAGE,
+    *,
+    storage_options: Mapping[str, Any] | None = None,
 ) -> Scalars:
     """Every scalar in an event file or run directory, as numpy columns per tag.
 
     Values of the same tag from several files are concatenated in file order; repeated
     steps are kept as written. ``engine="python"`` forces the protobuf reference path;
     ``"numba"`` requires numba; ``"auto"`` uses numba when it is importable. Files are
-    listed and read through ``storage``.
+    listed and read through ``storage``; a URL ``path`` (``s3://bucket/run``) through the
+    storage :func:`sumlens.io.remote.open_storage` opens with ``storage_options``.
     """
     if engine not in ENGINES:
         raise ValueError(f"engine={engine!r} is not one of {', '.join(map(repr, ENGINES))}")
+    storage, path = locate(path, storage, storage_options)
     files = resolve_files(path, storage)
     stats = ReadStats()
     use_numba = engine == "numba" or (engine == "auto" and _numba_available())
@@ -100,6 +107,7 @@ def read_file_scalars(
     limit: int | None = None,
     values: bool = True,
     storage: Storage = LOCAL_STORAGE,
+    storage_options: Mapping[str, Any] | None = None,
 ) -> tuple[dict[str, Columns], int]:
     """The scalars of one event file from byte ``start`` on, and the offset reading stopped at.
 
@@ -113,12 +121,13 @@ def read_file_scalars(
     with value None, for readers that only index them); damage is counted in ``stats``. With
     ``limit``, about that many bytes are read (whole chunks of up to 16 MiB): memory stays
     bounded on huge files, and ``end < size`` says there is more. The file is opened through
-    ``storage``.
+    ``storage``; a URL ``path`` through the storage that ``storage_options`` open.
     """
     if engine not in ENGINES:
         raise ValueError(f"engine={engine!r} is not one of {', '.join(map(repr, ENGINES))}")
     if start < 0:
         raise ValueError(f"start={start!r} must be a byte offset >= 0")
+    storage, path = locate(path, storage, storage_options)
     kind = sniff_kind(Path(path), storage) if kind is None else kind
     if kind not in DECODERS:
         raise ValueError(f"kind={kind!r} is not one of {', '.join(map(repr, DECODERS))}")

@@ -83,6 +83,8 @@ def make_router(surface: ReadSurface, port: int) -> APIRouter:
                 "loading": status["loading"],
                 "watching": status["watching"],
                 "polling_reason": status["polling_reason"],
+                # requests and bytes of the last reload and in all (object storage only)
+                "requests": status.get("requests"),
             }
         )
 

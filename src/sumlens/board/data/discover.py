@@ -27,6 +27,12 @@ file system's clock ticks coarser than its nanoseconds: a change in the same tic
 the same stamp; a file server whose clock lags more than that could hide such a change
 until the directory changes again), nor when the directory holds symbolic links (what a
 link leads to can change while its directory does not).
+
+Object storage (a storage with ``list_tree``: :class:`sumlens.io.remote.FsspecStorage`) has
+no directories to stat and charges per request: there each walk is ONE recursive listing of
+everything below the base directory (its pages included), grouped into runs by directory
+with the same run ids, file order, depth and run bounds as the walk above (breadth-first
+in name order), where listing level by level would cost a request per directory per reload.
 """
 
 from __future__ import annotations
@@ -34,8 +40,10 @@ from __future__ import annotations
 import logging
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from sumlens.board.projector_config import CONFIG_FILE
 from sumlens.io.naming import file_kind, file_order_key, is_event_file_name
@@ -50,6 +58,16 @@ SETTLE_S = 2.0
 after the directory last changed (see :class:`Walker`)."""
 
 _log = logging.getLogger("sumlens.board")
+
+TreeLister = Callable[[str], list[tuple[str, FileInfo]]]
+"""A storage's ``list_tree``: every file below a path, with what it is, in one listing."""
+
+
+def tree_lister(storage: Any) -> TreeLister | None:
+    """``storage.list_tree`` where the storage has one (object storage: a whole tree costs
+    one listing, a directory's stat a request), else None (walked level by level)."""
+    lister = getattr(storage, "list_tree", None)
+    return lister if callable(lister) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +169,9 @@ class Walker:
 
     def walk(self) -> Discovery:
         """Walk the base directory breadth-first; its runs (at most ``max_runs``)."""
+        lister = tree_lister(self.storage)
+        if lister is not None:
+            return self._walk_tree(lister)
         found = Discovery({})
         before, self._listings = self._listings, {}
         try:
@@ -194,6 +215,40 @@ class Walker:
             if not below:
                 break
             level = below
+        return found
+
+    def _walk_tree(self, lister: TreeLister) -> Discovery:
+        """The runs of one recursive listing, in the order and within the bounds of the
+        breadth-first walk (directories by depth, then by their names' path)."""
+        found = Discovery({})
+        base = os.fspath(self.base_dir)
+        try:
+            entries = lister(base)
+        except OSError as err:
+            found.unlisted["./"] = _reason(err)
+            return found
+        prefix = base.rstrip("/") + "/"
+        directories: dict[str, list[FileInfo]] = {}
+        for path, info in entries:
+            if not path.startswith(prefix):
+                continue  # the base itself, were it an object
+            directory, _, name = path[len(prefix) :].rpartition("/")
+            if directory.count("/") + bool(directory) > self.max_depth:
+                found.truncated = True
+            elif info.is_file and _listed(name):
+                directories.setdefault(directory, []).append(info._replace(name=name))
+        for directory in sorted(directories, key=_breadth_first):
+            files = sorted(directories[directory], key=lambda f: file_order_key(f.name))
+            events = [f for f in files if f.name != CONFIG_FILE]
+            if not events:
+                continue
+            if len(found.runs) >= self.max_runs:
+                found.truncated = True
+                break
+            name = f"./{directory}" if directory else "./"
+            projector = next((_projector(f) for f in files if f.name == CONFIG_FILE), None)
+            path = Path(prefix + directory) if directory else self.base_dir
+            found.runs[name] = FoundRun(name, path, tuple(map(_found_file, events)), projector)
         return found
 
     def _contents(
@@ -256,6 +311,12 @@ class Walker:
 
 def _name(info: FileInfo) -> str:
     return info.name
+
+
+def _breadth_first(directory: str) -> tuple[int, list[str]]:
+    """Where the breadth-first walk meets ``directory`` (a path relative to the base)."""
+    parts = directory.split("/") if directory else []
+    return len(parts), parts
 
 
 def _listed(name: str) -> bool:

@@ -13,6 +13,15 @@ While nothing changes, a local base directory is not walked: a
 at every reload interval where watching cannot work). The watch is set up once the first
 pass is over: adding a watch per directory of a large tree must not slow a cold start.
 
+A base directory may be a URL (``s3://bucket/team``, any fsspec file system:
+:func:`sumlens.io.remote.open_storage`). Object storage is not watched (nothing reports
+its changes), so each reload interval costs one recursive listing
+(:mod:`~sumlens.board.data.discover`) plus one ranged read of the new bytes of each object
+that grew; an unchanged bucket costs the listing alone. The requests and bytes of the last
+reload, and of all of them, are in :meth:`Loader.status` where the storage counts them.
+The workspace (segments and saved states) stays local, in a cache directory named after
+the URL as a local base directory's is named after its path.
+
 The :class:`Loader` is the :class:`~sumlens.board.data.surface.ReadSurface` of a real base
 directory (its queries are :class:`~sumlens.board.data.served.ServedRuns`'). Damage is
 counted, never fatal: besides what reading meets, a run directory that cannot be listed is
@@ -25,21 +34,23 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from sumlens._log import warn_once
-from sumlens.board.data.discover import Discovery, FoundRun, Walker
+from sumlens.board.data.discover import Discovery, FoundRun, Walker, tree_lister
 from sumlens.board.data.persist import StateDB
 from sumlens.board.data.reader import Engine, RunReader
 from sumlens.board.data.served import ServedRuns
 from sumlens.board.data.state import RunState
 from sumlens.board.data.store import SegmentStore
 from sumlens.board.data.surface import BesideFileTooLarge, beside_parts
-from sumlens.board.data.watch import TreeWatch
+from sumlens.board.data.watch import OBJECT_STORAGE, TreeWatch
 from sumlens.board.plugins import DEFAULT_CAPS
 from sumlens.board.projector_config import CONFIG_FILE, CONFIG_LIMIT, embedding_tags
 from sumlens.board.settings import BoardSettings
+from sumlens.io.remote import RequestStats, open_storage
 from sumlens.io.storage import LOCAL_STORAGE, Storage
 
 _log = logging.getLogger("sumlens.board")
@@ -52,24 +63,35 @@ class Loader(ServedRuns):
     """Follows the runs of ``base_dir`` into a :class:`SegmentStore` kept in ``workspace``.
 
     ``caps`` sets how many values of each non-scalar plugin a series keeps (defaults:
-    :data:`~sumlens.board.plugins.DEFAULT_CAPS`); run files are listed and read through
-    ``storage``. With ``watch`` (and the local file system), walks wait for a reported
-    change (:mod:`~sumlens.board.data.watch`).
+    :data:`~sumlens.board.plugins.DEFAULT_CAPS`). ``base_dir`` is a local path or a URL
+    (opened with ``storage_options``); run files are listed and read through ``storage``
+    when it is given (``base_dir`` is then a path in it). With ``watch`` (and the local
+    file system), walks wait for a reported change (:mod:`~sumlens.board.data.watch`).
     """
 
     def __init__(
         self,
-        base_dir: Path,
+        base_dir: Path | str,
         workspace: Path,
         reload_interval: float = BoardSettings.reload_interval,
         engine: Engine = "auto",
         caps: dict[str, int] | None = None,
         *,
-        storage: Storage = LOCAL_STORAGE,
+        storage: Storage | None = None,
+        storage_options: Mapping[str, Any] | None = None,
         watch: bool = BoardSettings.watch,
     ) -> None:
-        self.base_dir = Path(base_dir)
-        super().__init__(SegmentStore(Path(workspace), self.base_dir), storage)
+        if storage is None:
+            storage, root = open_storage(base_dir, storage_options)
+        else:
+            root = os.fspath(base_dir)
+        self.base_dir = Path(root)
+        """The base directory's path in ``storage``."""
+        self.location = root if storage is LOCAL_STORAGE else os.fspath(base_dir)
+        """The base directory as the user named it (a URL for object storage)."""
+        # the cache directory is named after the path, or the URL (a str: no Path folds "//")
+        key = self.base_dir if storage is LOCAL_STORAGE else self.location
+        super().__init__(SegmentStore(Path(workspace), key), storage)
         self.reload_interval = reload_interval
         self.caps = {**DEFAULT_CAPS, **(caps or {})}
         self._db = StateDB(self.store.root)
@@ -85,8 +107,15 @@ class Loader(ServedRuns):
         self._walker = Walker(self.base_dir, storage)
         off = None if watch else "watching is off (--no-watch)"
         if storage is not LOCAL_STORAGE:
-            off = "its storage is not the local file system"
+            off = (
+                OBJECT_STORAGE
+                if tree_lister(storage)
+                else "its storage is not the local file system"
+            )
         self._watch = TreeWatch(self.base_dir, off=off)
+        counter = getattr(storage, "requests", None)  # where the storage counts them
+        self._counter = counter if isinstance(counter, RequestStats) else None
+        self._last_reload: dict[str, int] | None = None
         self._links = False  # whether the last walk met symbolic links
         # run id -> (its projector config's stamp, the embeddings it lists)
         self._embeddings: dict[str, tuple[tuple[int, int, int], tuple[str, ...]]] = {}
@@ -156,25 +185,36 @@ class Loader(ServedRuns):
     def status(self) -> dict[str, Any]:
         """The loading itself, as the health route and the run list say it."""
         return {
-            "base_dir": os.fspath(self.base_dir),
+            "base_dir": self.location,
             "loading": self.loading,
             "reload_interval": self.reload_interval,
             "truncated": self.truncated,
             "engine": self._reader.engine_used,
             "watching": self._watch.watching,
             "polling_reason": self._watch.reason,
+            "requests": self.requests(),
         }
+
+    def requests(self) -> dict[str, dict[str, int] | None] | None:
+        """What the storage was asked, where it counts it (object storage; else None):
+        ``{"last_reload": ..., "total": ...}``, each the ``listings``, ``stats``, ``gets``
+        and ``bytes`` of :meth:`~sumlens.io.remote.RequestStats.snapshot` (``last_reload``
+        is None before the first; the total also counts values read back for pages)."""
+        if self._counter is None:
+            return None
+        return {"last_reload": self._last_reload, "total": self._counter.snapshot()}
 
     # ------------------------------------------------------------------ polling
 
     def poll(self) -> bool:
         """Walk the base directory once and read whatever changed; True if anything did."""
         self.restore()
+        before = None if self._counter is None else self._counter.snapshot()
         found = self._walker.walk()
         if found.truncated and not self.truncated:
             _log.warning(
                 "the walk of %s stopped at a bound (%d runs listed); runs beyond it are not shown",
-                self.base_dir,
+                self.location,
                 len(found.runs),
             )
         self.truncated = found.truncated
@@ -202,6 +242,9 @@ class Loader(ServedRuns):
                 self._save()
                 saved_at = time.monotonic()
         self._save()
+        if before is not None:
+            after = self._counter.snapshot()
+            self._last_reload = {name: after[name] - before[name] for name in after}
         with self._pass_done:
             if self.loading:
                 self.loading = False
@@ -235,10 +278,10 @@ class Loader(ServedRuns):
         run's mark changed. A directory that cannot be listed is said once in the log."""
         for name, reason in found.unlisted.items():
             warn_once(
-                f"unlisted:{self.base_dir}\0{name}",
+                f"unlisted:{self.location}\0{name}",
                 "cannot list %s under %s (%s): its runs are not read while it cannot",
                 name,
-                self.base_dir,
+                self.location,
                 reason,
             )
         changed = False

@@ -12,7 +12,11 @@ Rules, per run:
   has its own series (TensorBoard files carry no rank: one group).
 * **Files of one rank are read in order** (rotated files continue one another). If a file
   read before shrank, was replaced or vanished, or a new file sorts before one already
-  read, the rank's series are rebuilt from the start.
+  read, the rank's series are rebuilt from the start. A replaced file is told from a
+  grown one by a digest of its first bytes; on object storage (where an object grows only
+  by being uploaded again) that costs a request per grown object per reload, so there a
+  grown object is taken to continue: only its new bytes are read, with one ranged read
+  (and an object uploaded again unchanged is not read at all: no probe either).
 * **Steps going back drop what follows** (as TensorBoard's "preemption"): a point whose step
   is not above the series' last step removes the points at and after that step, so a run
   resumed from a checkpoint shows one line. A later file that starts at or before where an
@@ -41,7 +45,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from sumlens.board.data.discover import FoundFile, FoundRun
+from sumlens.board.data.discover import FoundFile, FoundRun, tree_lister
 from sumlens.board.data.samples import SampleBucket, same_value
 from sumlens.board.data.served import ServedRuns
 from sumlens.board.data.state import BucketKey, FileState, RunState, SeriesKey, SeriesState
@@ -86,6 +90,7 @@ class RunReader:
         self, served: ServedRuns, caps: dict[str, int], engine: Engine, stopping: threading.Event
     ) -> None:
         self.storage, self.store = served.storage, served.store
+        self._object_storage = tree_lister(self.storage) is not None  # no digests, no probes
         self.caps, self.engine_choice = caps, engine
         self.engine_used: str | None = None
         self._slow_bytes = 0  # read by the python engine while "auto" waited for numba
@@ -125,7 +130,8 @@ class RunReader:
             state = run.files.get(file.name)
             if state is None or file.size < state.offset:
                 return False
-            if state.offset and (state.size, state.mtime_ns) != (file.size, file.mtime_ns):
+            changed = (state.size, state.mtime_ns) != (file.size, file.mtime_ns)
+            if state.offset and changed and not self._object_storage:
                 try:
                     if self._head(self.storage.join(directory, file.name)) != state.head:
                         return False
@@ -153,11 +159,12 @@ class RunReader:
         path = self.storage.join(directory, file.name)
         if state.unreadable and (state.size, state.ctime_ns) == (file.size, file.ctime_ns):
             return
-        probe = state.ctime_ns != file.ctime_ns  # permissions may have changed
+        # permissions may have changed (on object storage: uploaded again; a read says)
+        probe = state.ctime_ns != file.ctime_ns and not self._object_storage
         while state.offset < file.size and not self._stopping.is_set():
             stats = ReadStats()
             try:
-                if not state.head:
+                if not state.head and not self._object_storage:
                     state.head = self._head(path)
                 columns, end = read_file_scalars(
                     path,

@@ -62,7 +62,7 @@ class SegmentStore:
     only read files and may run beside each other.
     """
 
-    def __init__(self, workspace: Path, base_dir: Path) -> None:
+    def __init__(self, workspace: Path, base_dir: Path | str) -> None:
         self.root, self._lock_handle = _claim(workspace / "cache", base_dir)
         shutil.rmtree(self.root / "series", ignore_errors=True)  # the layout before segments
         self._dir = self.root / "segments"
@@ -252,8 +252,9 @@ def merge_tail(chunks: Sequence[Chunk]) -> int:
     return merged
 
 
-def _claim(cache: Path, base_dir: Path) -> tuple[Path, Any]:
-    """The first cache directory of ``base_dir`` no other server holds, locked."""
+def _claim(cache: Path, base_dir: Path | str) -> tuple[Path, Any]:
+    """The first cache directory of ``base_dir`` (a folder, or a URL) no other server holds,
+    locked."""
     digest = hashlib.sha1(os.fsencode(base_dir)).hexdigest()[:16]
     cache.mkdir(parents=True, exist_ok=True)
     for n in range(MAX_CACHE_DIRS):

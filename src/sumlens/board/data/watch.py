@@ -11,9 +11,10 @@ running.
 
 Watching is not tried, and the loader polls as before, where it cannot work: a network
 or FUSE file system (changes made by other machines raise no local event), a tree holding
-symbolic links (what they lead to is outside the watch), ``watchfiles`` not installed, or
-``watch=False``. A watch that fails to start or stops (the watch limit reached, the base
-directory removed) is said once in the log and polling takes over.
+symbolic links (what they lead to is outside the watch), ``watchfiles`` not installed,
+``watch=False``, or object storage (nothing reports its changes: :data:`OBJECT_STORAGE`).
+A watch that fails to start or stops (the watch limit reached, the base directory
+removed) is said once in the log and polling takes over.
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ NETWORK_FILE_SYSTEMS = frozenset(
     }
 )  # fmt: skip
 """File systems whose changes by other machines (or the host) raise no local event."""
+
+OBJECT_STORAGE = "the base directory is on object storage, which reports no changes"
+"""Why a base directory on object storage (a URL) is polled at every reload interval."""
 
 _WAKE_MS = 1000
 """How often the watching thread wakes without changes (to say it runs, and to stop)."""

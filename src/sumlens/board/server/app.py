@@ -141,6 +141,7 @@ def create_app(settings: BoardSettings, loader: ReadSurface | None = None) -> Fa
             reload_interval=settings.reload_interval,
             caps=dict(settings.samples_per_plugin),
             watch=settings.watch,
+            storage_options=dict(settings.storage_options),
         )
     prefix = settings.url_path_prefix
 
