@@ -66,8 +66,12 @@ def hparams_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with running_server(settings) as url:
 
         def ready() -> bool:
+            """Every run listed, Lightning's last session read (its two sessions are in two
+            files: the first one read alone shows its first hyper-parameters)."""
             found = get_json(f"{url}/api/v1/lineage")
-            return bool(found) and sorted(found["runs"]) == RUNS  # type: ignore[index]
+            if not found or sorted(found["runs"]) != RUNS:
+                return False
+            return any(column["id"] == "hparam/batch" for column in found["columns"])
 
         wait_until(ready, timeout=60)
         yield url
