@@ -216,6 +216,17 @@ def test_order_is_numeric_by_timestamp() -> None:
     assert sorted(tb, key=file_order_key) == ["events.out.tfevents.3.h", "events.out.tfevents.20.h"]
 
 
+def test_files_opened_in_one_second_keep_their_writers_numbers() -> None:
+    """torch's writer names files ``tfevents.<time>.<host>.<pid>.<n>``: a process opening
+    its 10th file in the same second as its 9th wrote the 9th first."""
+    names = [
+        "events.out.tfevents.1700000000.vm.812.10",
+        "events.out.tfevents.1700000000.vm.812.9",
+        "events.out.tfevents.1700000000.vm.812.100",
+    ]
+    assert sorted(names, key=file_order_key) == [names[1], names[0], names[2]]
+
+
 def test_event_files_of_a_run(tmp_path: Path) -> None:
     wanted = [
         "events.out.events.summary.9.0.h_MS",

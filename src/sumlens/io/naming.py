@@ -26,6 +26,7 @@ DEFAULT_SUFFIX = "_MS"
 _AFFIX_RE = re.compile(r"\w+[0-9a-zA-Z_.]*", re.ASCII)
 _SUMMARY_RE = re.compile(r"summary\.(\d+)")
 _TFEVENTS_RE = re.compile(r"tfevents\.(\d+)")
+_DIGITS = re.compile(r"(\d+)")
 _RANK_RE = re.compile(r"summary\.\d+\.(\d+)\.")
 
 
@@ -147,10 +148,15 @@ def tensorboard_file_rank(name: str) -> int | None:
     return int(last) if last.isdigit() else None
 
 
-def file_order_key(name: str) -> tuple[int, str]:
-    """Sort key putting a run's files in the order their writers opened them."""
+def file_order_key(name: str) -> tuple[int, tuple[str | int, ...]]:
+    """Sort key putting a run's files in the order their writers opened them: by the
+    timestamp in the name, then by the rest with its numbers compared as numbers. One
+    process opening several files in one second numbers them (torch's writer:
+    ``tfevents.<time>.<host>.<pid>.<n>``), and its tenth file must come after its ninth."""
     match = _SUMMARY_RE.search(name) or _TFEVENTS_RE.search(name)
-    return (int(match.group(1)) if match else -1, name)
+    parts = _DIGITS.split(name)  # text, number, text, ...: positions compare alike
+    natural = tuple(int(part) if index % 2 else part for index, part in enumerate(parts))
+    return (int(match.group(1)) if match else -1, natural)
 
 
 def event_files(directory: str | os.PathLike[str], storage: Storage = LOCAL_STORAGE) -> list[Path]:
