@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 import torch
 from _browser import CHROMIUM, CHROMIUM_ARGS
+from _harness import free_port
 from playwright.sync_api import sync_playwright
 from torch.utils.tensorboard import SummaryWriter
 
@@ -45,14 +46,6 @@ def write_run(base: Path) -> None:
         writer.add_scalar("loss", 1.0, 0)
         writer.add_embedding(torch.from_numpy(vectors.astype(np.float32)),
                              metadata=[f"class{c}" for c in classes], tag="big")  # fmt: skip
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def fetch(url: str) -> bytes:

@@ -56,6 +56,14 @@ def s3_options(endpoint: str, **extra: Any) -> dict[str, Any]:
     }
 
 
+@contextmanager
+def bucket_server(bucket: str) -> Iterator[str]:
+    """:func:`moto_server` holding one empty ``bucket``; yields its endpoint URL."""
+    with moto_server() as endpoint:
+        make_bucket(endpoint, bucket)
+        yield endpoint
+
+
 def make_bucket(endpoint: str, bucket: str) -> None:
     """Create ``bucket`` on the server at ``endpoint``."""
     import s3fs

@@ -21,10 +21,9 @@ import pytest
 from helpers.lineage_data import write_lineage_run
 from helpers.s3 import (
     WireLog,
+    bucket_server,
     closed_port,
     credentials_checked,
-    make_bucket,
-    moto_server,
     s3_options,
 )
 
@@ -40,8 +39,7 @@ ENGINES = ("numba", "python")
 
 @pytest.fixture(scope="module")
 def endpoint() -> Iterator[str]:
-    with moto_server() as url:
-        make_bucket(url, BUCKET)
+    with bucket_server(BUCKET) as url:
         yield url
 
 

@@ -19,7 +19,7 @@ import fsspec
 import numpy as np
 import pytest
 from helpers.board import free_port, get_json, route_client, wait_until, write_run
-from helpers.s3 import make_bucket, moto_server, s3_options
+from helpers.s3 import bucket_server, s3_options
 
 from sumlens import SummaryRecord
 from sumlens.board.data.discover import MAX_DEPTH, Walker
@@ -35,8 +35,7 @@ BUCKET = "runs"
 
 @pytest.fixture(scope="module")
 def endpoint() -> Iterator[str]:
-    with moto_server() as url:
-        make_bucket(url, BUCKET)
+    with bucket_server(BUCKET) as url:
         yield url
 
 

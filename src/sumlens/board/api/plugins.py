@@ -16,8 +16,9 @@ from fastapi.responses import Response
 from google.protobuf.json_format import MessageToDict
 from google.protobuf.message import Message as ProtoMessage
 
+from sumlens.board.api.kept import value_at
 from sumlens.board.api.lookup import pick_series, step_index
-from sumlens.board.data.surface import ReadSurface, Samples
+from sumlens.board.data.surface import ReadSurface
 from sumlens.board.errors import NotFound, QueryError, ValueUnreadable
 from sumlens.board.plugins import MESSAGE_PLUGINS
 from sumlens.board.plugins import SAMPLED as PLUGINS
@@ -30,19 +31,6 @@ TagParam = Annotated[str, Query(description="the value's tag")]
 RankParam = Annotated[int | None, Query(description="the rank (files without one: omit)")]
 StepParam = Annotated[int | None, Query(description="the step (default: the newest kept)")]
 IMAGE_TYPES = ((b"\x89PNG", "image/png"), (b"\xff\xd8", "image/jpeg"), (b"GIF8", "image/gif"))
-
-
-def _value(surface: ReadSurface, samples: Samples, index: int) -> Any:
-    """The value kept at ``index`` (:class:`~sumlens.board.errors.ValueUnreadable` when it
-    is damaged or its file cannot be read: a 422 naming it)."""
-    event = surface.value(samples, index)
-    if event is None:
-        step = int(samples.items["step"][index])
-        raise NotFound(
-            f"{samples.tag!r} at step {step} is no longer in its file: the file changed since "
-            "it was listed"
-        )
-    return event.value
 
 
 def histogram_json(step: int, wall: float, histogram: Histogram) -> dict[str, Any]:
@@ -96,7 +84,7 @@ def make_plugin_router(surface: ReadSurface) -> APIRouter:
         run: RunParam, tag: TagParam, step: StepParam = None, rank: RankParam = None
     ) -> Response:
         chosen = pick_series(surface, run, "image", tag, rank)
-        picture = _value(surface, chosen, step_index(chosen, step))
+        picture = value_at(surface, chosen, step_index(chosen, step))
         if not isinstance(picture, Image):
             raise NotFound(f"{tag!r} holds no image")
         media = next((m for magic, m in IMAGE_TYPES if picture.encoded.startswith(magic)), None)
@@ -147,7 +135,7 @@ def make_plugin_router(surface: ReadSurface) -> APIRouter:
     ) -> Response:
         chosen = pick_series(surface, run, "tensor", tag, rank)
         index = step_index(chosen, step)
-        array = np.asarray(_value(surface, chosen, index))
+        array = np.asarray(value_at(surface, chosen, index))
         try:
             part = take(array, slice)
         except SliceError as err:
@@ -184,7 +172,7 @@ def make_plugin_router(surface: ReadSurface) -> APIRouter:
             raise QueryError(f"plugin={plugin!r} is not one of {', '.join(MESSAGE_PLUGINS)}")
         chosen = pick_series(surface, run, plugin, tag, rank)
         index = step_index(chosen, step)
-        value = _value(surface, chosen, index)
+        value = value_at(surface, chosen, index)
         if not isinstance(value, ProtoMessage):
             raise NotFound(f"{plugin} {tag!r} holds no message")
         return json_response(
