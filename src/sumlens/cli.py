@@ -2,8 +2,9 @@
 
 ``--version``; ``demo`` (write a small run and read it back); ``read`` (print what an event
 file or run directory holds, with any damage found); the dashboard's ``start`` (in the
-background), ``stop`` and ``serve`` (in the foreground), and ``export`` (the scalars of
-many runs to one CSV, JSON or Parquet file). The dashboard's modules are
+background), ``stop`` and ``serve`` (in the foreground), ``export`` (the scalars of
+many runs to one CSV, JSON or Parquet file), and ``upload`` (what a writer to object
+storage left in its spool). The dashboard's modules are
 imported inside the subcommands, but for its light settings (the help strings show their
 defaults), so ``sumlens --version`` stays instant.
 """
@@ -341,6 +342,44 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _upload(location: str, storage_options: list[str] | None) -> int:
+    """Upload what writers to object storage left in their spools (killed, or the store
+    down when they closed); a spool whose writer still runs is left to it."""
+    from sumlens.io.remote import parse_storage_options
+    from sumlens.io.spool import left_spools, open_left, read_manifest, writer_alive
+
+    try:
+        options = parse_storage_options(storage_options or [])
+        found = left_spools(location)
+    except ValueError as err:
+        return _fail(str(err), "upload")
+    if not found:
+        return _fail(f"{location!r} holds no spool left by a writer", "upload")
+    failed = 0
+    for directory in found:
+        try:
+            manifest = read_manifest(directory)
+            if writer_alive(manifest):
+                _say("skipped", f"{directory}: its writer (pid {manifest['pid']}) still runs "
+                     "and uploads it", "upload")  # fmt: skip
+                continue
+            spool = open_left(directory, options)
+            result = spool.sync(finished=True)
+        except (ValueError, OSError) as err:
+            failed += 1
+            _say("error", f"{directory}: {err}", "upload")
+            continue
+        if result.failed:
+            failed += 1
+            name, err = next(iter(result.failed.items()))
+            _say("error", f"{directory}: {len(result.failed)} file(s) not uploaded to "
+                 f"{spool.url} (first {name}: {err}); run this again", "upload")  # fmt: skip
+            continue
+        spool.remove_if_done()
+        print(f"uploaded {result.puts} file(s), {result.bytes} bytes, to {spool.url}")
+    return 1 if failed else 0
+
+
 def _demo(logdir: str | None) -> int:
     examples = Path(__file__).resolve().parents[2] / "examples" / "quickstart.py"
     if not examples.is_file():
@@ -395,7 +434,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="DIR",
         help=f"where the column cache lives (default {DEFAULT_WORKSPACE})",
     )
+    upload = commands.add_parser(
+        "upload", help="upload the spool a writer to object storage left (killed, store down)"
+    )
+    upload.add_argument(
+        "spool", help="a spool directory (named in the writer's error), or a folder of them"
+    )
+    _storage_option_flag(upload)
     args = parser.parse_args(argv)
+    if args.command == "upload":
+        return _upload(args.spool, args.storage_options)
     if args.command == "read":
         return _read(args.path, args.storage_options)
     if args.command == "demo":

@@ -1,8 +1,10 @@
 """A real S3 API for the tests: moto's server on 127.0.0.1, and what talking to it takes.
 
 :func:`moto_server` runs ``ThreadedMotoServer`` on a free port for the length of a
-``with`` block, emptied first; :func:`s3_options` are the s3fs options reaching it (dummy
-credentials: moto accepts any); :func:`make_bucket` creates a bucket through s3fs.
+``with`` block, emptied first; :class:`S3Server` is that server stopped and started again
+on its port (an outage: moto keeps the buckets in this process meanwhile);
+:func:`s3_options` are the s3fs options reaching it (dummy credentials: moto accepts any);
+:func:`make_bucket` creates a bucket through s3fs.
 """
 
 from __future__ import annotations
@@ -17,18 +19,51 @@ from typing import Any
 REGION = "eu-west-1"
 
 
+class S3Server:
+    """moto's S3 server on 127.0.0.1 that can stop and start again on the same port."""
+
+    def __init__(self) -> None:
+        self.port = 0
+        self._server: Any = None
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def running(self) -> bool:
+        return self._server is not None
+
+    def start(self) -> None:
+        """Serve (on a free port the first time, then on the same one)."""
+        from moto.server import ThreadedMotoServer
+
+        self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=self.port, verbose=False)
+        self._server.start()
+        self.port = self._server.get_host_and_port()[1]
+
+    def stop(self) -> None:
+        """Stop serving: requests are refused until :meth:`start` (the buckets are kept)."""
+        if self._server is not None:
+            self._server.stop()
+            self._server = None
+
+
 @contextmanager
 def moto_server() -> Iterator[str]:
     """moto's S3 server on 127.0.0.1 at a free port, stopped after; yields its endpoint URL."""
-    from moto.server import ThreadedMotoServer
+    with stoppable_server() as server:
+        yield server.endpoint
 
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+
+@contextmanager
+def stoppable_server() -> Iterator[S3Server]:
+    """:func:`moto_server` as an :class:`S3Server` the test may stop and start."""
+    server = S3Server()
     server.start()
     try:
-        host, port = server.get_host_and_port()
-        endpoint = f"http://{host}:{port}"
-        _reset(endpoint)  # moto keeps its buckets per process, across servers
-        yield endpoint
+        _reset(server.endpoint)  # moto keeps its buckets per process, across servers
+        yield server
     finally:
         server.stop()
 

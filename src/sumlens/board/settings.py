@@ -18,9 +18,12 @@ import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sumlens.board.plugins import DEFAULT_CAPS
+
+if TYPE_CHECKING:
+    from sumlens.io.storage import FileInfo, Storage
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 """Host names that mean this machine only; binding anything else exposes the dashboard."""
@@ -209,7 +212,7 @@ def _base_dir(given: str | Path, options: dict[str, Any]) -> Path | str:
     url = str(given)
     try:
         storage, root = open_storage(url, options)
-        info = storage.stat(root)
+        info = _stat_or_bucket(storage, root)
     except FileNotFoundError:
         raise BoardSettingsError(f"--summary-base-dir {url!r} does not exist") from None
     except RemoteStorageError as err:  # its message names the URL: unreachable, refused ...
@@ -223,6 +226,18 @@ def _base_dir(given: str | Path, options: dict[str, Any]) -> Path | str:
     if not info.is_dir:
         raise BoardSettingsError(f"--summary-base-dir {url!r} is not a directory")
     return url
+
+
+def _stat_or_bucket(storage: Storage, root: str) -> FileInfo:
+    """What ``root`` is; for a prefix that holds nothing yet, what its bucket is (object
+    stores have no empty folders: runs appear below it once writers upload them)."""
+    try:
+        return storage.stat(root)
+    except FileNotFoundError:
+        bucket = root.strip("/").partition("/")[0]
+        if not bucket or bucket == root.strip("/"):
+            raise
+        return storage.stat(bucket)
 
 
 def _handed_base_dir(text: str) -> Path | str:

@@ -66,7 +66,8 @@ class RemoteStorageError(OSError):
 
 class RequestStats:
     """Requests one storage made, thread-safe: ``listings`` (one per page or listing call),
-    ``stats`` (metadata look-ups of one path), ``gets`` (reads) and ``bytes`` read."""
+    ``stats`` (metadata look-ups of one path), ``gets`` (reads), ``bytes`` read, ``puts``
+    (objects written whole) and ``bytes_put``."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -74,14 +75,26 @@ class RequestStats:
         self.stats = 0
         self.gets = 0
         self.bytes = 0
+        self.puts = 0
+        self.bytes_put = 0
 
-    def count(self, listings: int = 0, stats: int = 0, gets: int = 0, nbytes: int = 0) -> None:
+    def count(
+        self,
+        listings: int = 0,
+        stats: int = 0,
+        gets: int = 0,
+        nbytes: int = 0,
+        puts: int = 0,
+        bytes_put: int = 0,
+    ) -> None:
         """Add to the counters."""
         with self._lock:
             self.listings += listings
             self.stats += stats
             self.gets += gets
             self.bytes += nbytes
+            self.puts += puts
+            self.bytes_put += bytes_put
 
     def snapshot(self) -> dict[str, int]:
         """The counters now, as one consistent dict (subtract two to cost a reload)."""
@@ -91,6 +104,8 @@ class RequestStats:
                 "stats": self.stats,
                 "gets": self.gets,
                 "bytes": self.bytes,
+                "puts": self.puts,
+                "bytes_put": self.bytes_put,
             }
 
 
@@ -244,6 +259,13 @@ class FsspecStorage:
             data = b""  # ``start`` is at (or past) the end
         self.requests.count(nbytes=len(data))
         return bytes(data)
+
+    def put(self, path: str, data: bytes | memoryview) -> None:
+        """Write ``data`` as the whole object ``path`` (replacing it): one put (a multipart
+        upload for a big one)."""
+        self.requests.count(puts=1)
+        self._call(path, lambda: self.fs.pipe_file(path, bytes(data)))
+        self.requests.count(bytes_put=len(data))
 
     def size(self, path: str) -> int:
         """The size of ``path`` now: one metadata look-up."""

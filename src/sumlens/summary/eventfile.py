@@ -64,10 +64,14 @@ class EventFile:
     header: Callable[[], bytes] | None = None
     on_new_file: Callable[[Path, int], None] | None = None
     storage: WriteStorage = LOCAL_STORAGE
+    part_bytes: int | None = None
+    """A size past which the next record starts a new file, unlike ``max_file_size`` not a
+    limit: a record larger than a part is a file of its own (object storage's parts)."""
     path: Path | None = dataclasses.field(default=None, init=False)
     paths: list[Path] = dataclasses.field(default_factory=list, init=False)
     _file: AppendFile | None = dataclasses.field(default=None, init=False, repr=False)
     _size: int = dataclasses.field(default=0, init=False, repr=False)
+    _header_size: int = dataclasses.field(default=0, init=False, repr=False)
 
     @property
     def expected_path(self) -> Path:
@@ -100,8 +104,9 @@ class EventFile:
                     start, first = int(ends[first]), first + 1
                     continue
             last = count
-            if self.max_file_size is not None:
-                room = start + self.max_file_size - self._size
+            limit = self._limit()
+            if limit is not None:
+                room = start + limit - self._size
                 last = max(first + 1, int(np.searchsorted(ends, room, side="right")))
             stop = int(ends[last - 1])
             self._write(view[start:stop], ends[first:last] - start)
@@ -109,8 +114,17 @@ class EventFile:
         if too_large is not None:
             raise too_large
 
+    def _limit(self) -> int | None:
+        """The size the current file may reach (None: no limit)."""
+        sizes = [size for size in (self.max_file_size, self.part_bytes) if size is not None]
+        return min(sizes) if sizes else None
+
     def _over_limit(self, extra: int) -> bool:
-        return self.max_file_size is not None and self._size + extra > self.max_file_size
+        grown = self._size + extra
+        if self.max_file_size is not None and grown > self.max_file_size:
+            return True
+        part = self.part_bytes
+        return part is not None and self._size > self._header_size and grown > part
 
     def _rotate(self, record_size: int) -> None:
         header = encode_record(self.header()) if self.header else b""
@@ -136,6 +150,7 @@ class EventFile:
             self._file, self.path = None, None
             self.storage.remove(os.fspath(path))
             raise
+        self._header_size = self._size
         self.paths.append(path)
         if self.on_new_file is not None:
             self.on_new_file(path, file.fileno())

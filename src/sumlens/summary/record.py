@@ -23,8 +23,7 @@ import math
 import os
 import sys
 import time
-from collections.abc import Callable
-from pathlib import Path
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -33,7 +32,6 @@ from sumlens._checks import (
     check_bool,
     check_callable,
     check_choice,
-    check_directory,
     check_int,
     check_module,
     check_number,
@@ -58,6 +56,7 @@ from sumlens.summary.convert import (
     snapshot,
     torch_numpy_dtype,
 )
+from sumlens.summary.destination import UPLOAD_SECS, open_destination
 from sumlens.summary.device_histogram import SMALL_TENSOR, DeviceHistogram, device_statistics
 from sumlens.summary.encoders import version_payload
 from sumlens.summary.eventfile import EventFile, RecordTooLargeError
@@ -91,12 +90,6 @@ _PLAIN_NUMBERS = frozenset({float, int, np.float64, np.float32, np.float16, np.i
 """Scalar values taken as they are (no snapshot needed: they are immutable)."""
 
 
-def _resolve_log_dir(log_dir: object) -> Path:
-    path = Path(check_directory(log_dir, "log_dir", "SummaryRecord", MAX_LOG_DIR_LENGTH))
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
-    return path
-
-
 class SummaryRecord:
     """Record scalars, images, tensors, histograms, graphs, lineage and landscapes of a run.
 
@@ -121,6 +114,14 @@ class SummaryRecord:
     ``filename_suffix``; a MindSpore-format record writes what only TensorBoard's format
     holds (:meth:`record_tensorboard_event`) to such a file beside. ``max_pending_bytes``
     bounds the memory held by values not yet written; beyond it, recording waits.
+
+    ``log_dir`` may be a URL of object storage (``s3://bucket/run``, ``gs://``, ``az://``,
+    any fsspec file system), with fsspec's ``storage_options`` (e.g. ``endpoint_url``,
+    ``profile``, ``anon``): the files are written to a spool under ``spool_dir`` (default
+    ``$SUMLENS_SPOOL_DIR`` or ``~/.cache/sumlens/spool``) and uploaded every
+    ``upload_secs``, at :meth:`flush` and at :meth:`close`, in parts of a few MiB (objects
+    cannot be appended to). A failed upload is retried; what :meth:`close` could not
+    upload stays in the spool for ``sumlens upload``.
     """
 
     def __init__(
@@ -137,8 +138,10 @@ class SummaryRecord:
         file_format: str = "mindspore",
         max_pending_bytes: int = MAX_PENDING_BYTES,
         filename_suffix: str = "",
+        storage_options: Mapping[str, Any] | None = None,
+        spool_dir: str | os.PathLike[str] | None = None,
+        upload_secs: float = UPLOAD_SECS,
     ) -> None:
-        directory = _resolve_log_dir(log_dir)
         check_affix("file_prefix", file_prefix)
         check_affix("file_suffix", file_suffix)
         check_filename_suffix(filename_suffix)
@@ -150,6 +153,10 @@ class SummaryRecord:
         max_pending_bytes = check_int(max_pending_bytes, "max_pending_bytes", owner, 1)
         self._export_options = check_export_options(export_options)
         check_module(network, "network", owner, allow_none=True)
+        self._destination = destination = open_destination(
+            log_dir, owner, MAX_LOG_DIR_LENGTH, storage_options, spool_dir, upload_secs
+        )
+        directory, storage = destination.directory, destination.storage
 
         self.network = network
         self._max_file_size = max_file_size
@@ -189,6 +196,8 @@ class SummaryRecord:
             max_file_size,
             header=lambda: version_payload(file_format, time.time()),
             on_new_file=functools.partial(check_new_file, directory, rank),
+            storage=storage,
+            part_bytes=destination.part_bytes,
         )
         # No size limit for lineage: its few small records must stay in one file, since
         # MindInsight rejects a lineage file holding custom lineage data alone.
@@ -197,6 +206,7 @@ class SummaryRecord:
             lambda t: lineage_file_name(t, file_prefix, rank, host),
             seconds,
             None,
+            storage=storage,
         )
         tensorboard_file = None
         if file_format != "tensorboard":  # for what only TensorBoard's format holds
@@ -206,6 +216,8 @@ class SummaryRecord:
                 seconds,
                 None,
                 header=lambda: version_payload("tensorboard", time.time()),
+                storage=storage,
+                part_bytes=destination.part_bytes,
             )
         exporter = None
         if self._export_options.get("tensor_format") == "npy":
@@ -248,8 +260,15 @@ class SummaryRecord:
 
     @property
     def log_dir(self) -> str:
-        """Full path of the summary file (the name it will get, before the first write)."""
-        return str(self._pipeline.summary_file.expected_path)
+        """Full path of the summary file (the name it will get, before the first write);
+        its URL when the record writes to object storage."""
+        return self._destination.location(self._pipeline.summary_file.expected_path)
+
+    @property
+    def local_dir(self) -> str:
+        """The local directory the files are written in: the log directory, or for a URL
+        the spool that is uploaded to it (for files a collaborator writes beside)."""
+        return os.fspath(self._directory)
 
     @property
     def is_open(self) -> bool:
@@ -719,6 +738,7 @@ class SummaryRecord:
             return
         self._hand_over()
         self._pipeline.flush()
+        self._destination.flush()
         self._raise_pending()
 
     def close(self, timeout: float | None = None) -> None:
@@ -736,12 +756,19 @@ class SummaryRecord:
         # Another thread recording right now may have passed the closed check just before
         # it was set: the flush lets it finish that call, the second hand-over takes its row.
         started = time.monotonic()
+
+        def left() -> float | None:
+            return None if timeout is None else max(0.0, timeout - (time.monotonic() - started))
+
         self._pipeline.flush(timeout)
         self._hand_over()
-        if timeout is not None:
-            timeout = max(0.0, timeout - (time.monotonic() - started))
-        if not self._pipeline.close(timeout):
+        if not self._pipeline.close(left()):
             logger.error("closing the summary writer timed out after %s s", timeout)
+        not_uploaded = self._destination.close(left())
+        if not_uploaded is not None:
+            logger.error("%s", not_uploaded)
+            if self.raise_exception:
+                raise not_uploaded
         self._raise_pending()
 
     def _say_no_graph(self) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 
 from sumlens._checks import check_bool, check_directory
 from sumlens._log import logger
+from sumlens.io.remote import is_url
 from sumlens.lineage.builders import check_custom_lineage
 
 OWNER = "SummaryCollector"
@@ -55,7 +56,10 @@ weight files in ``ckpt_dir``); here that is off until asked for.
 
 
 def check_summary_dir(summary_dir: object) -> str:
-    """The real path of ``summary_dir`` (not created here)."""
+    """The real path of ``summary_dir`` (not created here); a URL of object storage as it
+    is (its record checks it with the store)."""
+    if isinstance(summary_dir, str) and is_url(summary_dir):
+        return summary_dir
     return check_directory(summary_dir, "summary_dir", OWNER, MAX_DIR_LENGTH)
 
 

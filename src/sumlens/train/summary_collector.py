@@ -39,7 +39,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import torch
@@ -49,6 +49,7 @@ from sumlens._landscape_settings import check_collect_landscape
 from sumlens._log import logger
 from sumlens.graph import from_dataloader, from_module, unwrap, watch_inputs
 from sumlens.io.naming import current_rank
+from sumlens.io.remote import is_url
 from sumlens.lineage import EvaluationLineage, TrainLineage
 from sumlens.summary import SummaryRecord
 from sumlens.summary.convert import copy_to_host_async
@@ -200,7 +201,8 @@ class SummaryCollector(Callback):
     """Collect summaries and lineage of a ``Model.train``/``eval`` run (see the module doc).
 
     Args:
-        summary_dir: directory of the event files (created, mode 0o700).
+        summary_dir: directory of the event files (created, mode 0o700), or a URL of
+            object storage (``s3://bucket/run`` ...: see ``SummaryRecord``).
         collect_freq: collect every ``collect_freq`` steps (epochs in sink mode); the
             first one is always collected.
         num_process: writer encoding threads.
@@ -218,6 +220,8 @@ class SummaryCollector(Callback):
             when a file could not hold its version record and a step with the loss).
         export_options: ``{"tensor_format": "npy"}`` also saves tensors as ``.npy``.
         rank_zero_only: do nothing on ranks other than 0.
+        storage_options: fsspec's options for a ``summary_dir`` URL (``endpoint_url``,
+            ``profile``, ``anon`` ...).
     """
 
     def __init__(
@@ -232,9 +236,12 @@ class SummaryCollector(Callback):
         max_file_size: int | None = None,
         export_options: dict[str, str | None] | None = None,
         rank_zero_only: bool = False,
+        *,
+        storage_options: Mapping[str, Any] | None = None,
     ) -> None:
         owner = "SummaryCollector"
         self._summary_dir = check_summary_dir(summary_dir)
+        self._storage_options = dict(storage_options or {})
         self._collect_freq = check_int(collect_freq, "collect_freq", owner, 1)
         self._tensor_freq = check_int(
             collect_tensor_freq, "collect_tensor_freq", owner, 1, allow_none=True
@@ -244,6 +251,11 @@ class SummaryCollector(Callback):
         self._num_process = check_int(num_process, "num_process", owner, 1)
         specified = process_specified_data(collect_specified_data, keep_default_action)
         self._landscape = check_collect_landscape(specified.get("collect_landscape"))
+        if self._landscape is not None and is_url(self._summary_dir):
+            raise ValueError(
+                f"For '{owner}', collect_landscape needs a local summary_dir (SummaryLandscape "
+                f"reads the weights back from its ckpt_dir), but got {self._summary_dir!r}"
+            )
         custom = check_custom_data(custom_lineage_data)
         merged = env_custom_data()
         merged.update(custom)
@@ -327,6 +339,7 @@ class SummaryCollector(Callback):
             max_file_size=self._max_file_size,
             raise_exception=False,
             export_options=self._export_options or None,
+            storage_options=self._storage_options or None,
         )
         record.stop_keeping_calls()  # the graph is captured here, from watch_inputs
         stack = contextlib.ExitStack()

@@ -25,6 +25,7 @@ import math
 import os
 import socket
 import time
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -32,6 +33,7 @@ import numpy as np
 
 from sumlens._checks import check_choice, check_int, check_number, check_str
 from sumlens._proto import tensorboard_pb2
+from sumlens.io.remote import is_url
 from sumlens.summary import SummaryRecord
 from sumlens.summary.convert import host_view, resolve
 from sumlens.writer.arrays import host_array, snapshot_array
@@ -54,9 +56,12 @@ class SummaryWriter:
 
     ``log_dir`` defaults to ``runs/<date>_<host><comment>``; ``purge_step`` marks a
     restart (TensorBoard then hides the events at and after that step written before it);
-    ``max_queue`` and ``flush_secs`` are accepted for compatibility (values are written
-    within a fraction of a second anyway, and memory is bounded by
-    ``max_pending_bytes``); ``filename_suffix`` ends the event file's name.
+    ``max_queue`` is accepted for compatibility (values are written within a fraction of
+    a second anyway, and memory is bounded by ``max_pending_bytes``); ``filename_suffix``
+    ends the event file's name. ``log_dir`` may be a URL of object storage
+    (``s3://bucket/run`` ...) with fsspec's ``storage_options``: the files are spooled
+    locally (under ``spool_dir``) and uploaded every ``flush_secs``, at :meth:`flush` and
+    at :meth:`close` (see ``SummaryRecord``).
     """
 
     def __init__(
@@ -70,6 +75,8 @@ class SummaryWriter:
         *,
         file_format: str = "tensorboard",
         max_pending_bytes: int | None = None,
+        storage_options: Mapping[str, Any] | None = None,
+        spool_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         check_str(comment, "comment", OWNER)
         check_int(max_queue, "max_queue", OWNER, 1)
@@ -84,6 +91,13 @@ class SummaryWriter:
             options["filename_suffix"] = filename_suffix
         if max_pending_bytes is not None:
             options["max_pending_bytes"] = max_pending_bytes
+        self._child_options = {**options, "flush_secs": flush_secs}
+        if storage_options:
+            options["storage_options"] = self._child_options["storage_options"] = storage_options
+        if spool_dir is not None:
+            options["spool_dir"] = self._child_options["spool_dir"] = spool_dir
+        if is_url(self.log_dir):
+            options["upload_secs"] = flush_secs
         self._current = SummaryRecord(self.log_dir, **options)
         self._reopen = False  # set by close(): a later value opens a new file
         self._options = options
@@ -180,7 +194,7 @@ class SummaryWriter:
             name = f"{main_tag.replace('/', '_')}_{key}"
             child = self._children.get(name)
             if child is None:
-                child = SummaryWriter(os.path.join(self.log_dir, name), **self._options)
+                child = SummaryWriter(os.path.join(self.log_dir, name), **self._child_options)
                 self._children[name] = child
             child.add_scalar(main_tag, value, global_step, wall)
 
@@ -483,7 +497,9 @@ class SummaryWriter:
         writes them (files below the log directory and ``projector_config.pbtxt``)."""
         from sumlens.writer.embedding import write_embedding
 
-        write_embedding(self.log_dir, mat, metadata, label_img, global_step, tag, metadata_header)
+        write_embedding(
+            self._record.local_dir, mat, metadata, label_img, global_step, tag, metadata_header
+        )
 
     def add_hparams(
         self,
@@ -508,7 +524,7 @@ class SummaryWriter:
             check_str(run_name, "run_name", OWNER, non_empty=True)
             child = self._children.get(run_name)
             if child is None:
-                child = SummaryWriter(os.path.join(self.log_dir, run_name), **self._options)
+                child = SummaryWriter(os.path.join(self.log_dir, run_name), **self._child_options)
                 self._children[run_name] = child
             child.add_hparams(hparam_dict, metric_dict, hparam_domain_discrete, None, global_step)
             return

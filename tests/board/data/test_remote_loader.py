@@ -4,7 +4,8 @@ Against a real S3 API (moto's server on 127.0.0.1, :mod:`helpers.s3`) and fsspec
 ``memory://``: discovery groups one recursive listing into the runs a local walk finds; a
 reload of an unchanged bucket is one listing and no GET; a grown object is read by one
 ranged GET of its new bytes; ``sumlens serve`` over ``s3://`` with ``--storage-option``
-lists the runs and says the requests in ``/api/v1/health``.
+lists the runs and says the requests in ``/api/v1/health``, and shows what a running
+writer to the bucket flushed by the second reload after the flush.
 """
 
 from __future__ import annotations
@@ -95,6 +96,8 @@ def test_one_listing_finds_the_runs_a_local_walk_finds(
         "stats": 0,
         "gets": 0,
         "bytes": 0,
+        "puts": 0,
+        "bytes_put": 0,
     }
 
 
@@ -136,7 +139,14 @@ def test_an_unchanged_bucket_costs_one_listing_and_no_get(
         remote.poll()
         again = remote.requests()
         assert again is not None
-        assert again["last_reload"] == {"listings": 1, "stats": 0, "gets": 0, "bytes": 0}
+        assert again["last_reload"] == {
+            "listings": 1,
+            "stats": 0,
+            "gets": 0,
+            "bytes": 0,
+            "puts": 0,
+            "bytes_put": 0,
+        }
         assert remote.status()["polling_reason"] is not None
         assert "object storage" in remote.status()["polling_reason"]
     finally:
@@ -178,6 +188,8 @@ def test_a_grown_object_is_read_by_one_ranged_get_of_its_new_bytes(
             "stats": 0,
             "gets": 1,
             "bytes": len(grown) - len(first),
+            "puts": 0,
+            "bytes_put": 0,
         }
         (ref,) = loader.series("./run")
         points = loader.points(ref)
@@ -231,6 +243,47 @@ def test_serve_lists_a_bucket_and_says_its_requests(
     assert "Traceback" not in stderr
 
 
+def test_serve_shows_a_running_writers_flush_within_two_reloads(
+    endpoint: str, tmp_path: Path
+) -> None:
+    base = f"s3://{BUCKET}/live"
+    options = [f"--storage-option={key}={value}" for key, value in _cli_options(endpoint)]
+    writer = SummaryRecord(f"{base}/writer", storage_options=s3_options(endpoint),
+                           spool_dir=tmp_path / "spool", upload_secs=3600)  # fmt: skip
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "sumlens", "serve", "--summary-base-dir", base, f"--port={port}",
+         "--workspace", str(tmp_path / "ws"), "--reload-interval=0.3", *options],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}/api/v1"
+
+    def steps() -> list[int]:
+        body = get_json(f"{url}/scalars?run=./writer&tag=loss")
+        return [] if not body or not body["series"] else body["series"][0]["step"]
+
+    def reloads() -> int:
+        health = get_json(f"{url}/health")
+        return -1 if health is None else health["reloads"]
+
+    try:
+        wait_until(lambda: reloads() >= 1, timeout=60)
+        for step in range(3):
+            writer.add_value("scalar", "loss", float(step))
+            writer.record(step)
+            writer.flush()  # uploaded when it returns
+            flushed_at = reloads()
+            # a reload under way may have listed the bucket before the upload; the next
+            # one starts after it
+            wait_until(lambda at=flushed_at: reloads() >= at + 2, timeout=60)
+            assert steps() == list(range(step + 1))
+    finally:
+        writer.close()
+        server.terminate()
+        _, stderr = server.communicate(timeout=60)
+    assert "Traceback" not in stderr
+
+
 def _cli_options(endpoint: str) -> list[tuple[str, str]]:
     """:func:`s3_options` as ``--storage-option`` values (JSON where not a plain string)."""
     import json
@@ -271,4 +324,7 @@ def test_a_bucket_that_cannot_be_served_fails_in_one_line(endpoint: str, tmp_pat
     with pytest.raises(BoardSettingsError, match=r"--storage-option .* local folder"):
         BoardSettings.create(tmp_path, storage_options={"anon": True})
     with pytest.raises(BoardSettingsError, match=r"does not exist"):
-        BoardSettings.create(f"s3://{BUCKET}/nothing-here", storage_options=s3_options(endpoint))
+        BoardSettings.create("memory://nothing-here", storage_options={})
+    # a prefix of a bucket that holds nothing yet is served: runs appear as writers upload
+    empty = BoardSettings.create(f"s3://{BUCKET}/nothing-yet", storage_options=s3_options(endpoint))
+    assert empty.base_dir == f"s3://{BUCKET}/nothing-yet"

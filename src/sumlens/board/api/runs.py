@@ -85,6 +85,7 @@ def make_router(surface: ReadSurface, port: int) -> APIRouter:
                 "polling_reason": status["polling_reason"],
                 # requests and bytes of the last reload and in all (object storage only)
                 "requests": status.get("requests"),
+                "reloads": status.get("reloads"),  # passes over the base directory so far
             }
         )
 

@@ -193,6 +193,7 @@ class Loader(ServedRuns):
             "watching": self._watch.watching,
             "polling_reason": self._watch.reason,
             "requests": self.requests(),
+            "reloads": self.passes,
         }
 
     def requests(self) -> dict[str, dict[str, int] | None] | None:
