@@ -12,6 +12,7 @@ import { el } from './core/dom.js';
 import { LazyView } from './core/lazyview.js';
 import { Poller } from './core/poller.js';
 import { Store } from './core/state.js';
+import { StorageStatus } from './core/storagestatus.js';
 import { DashboardView } from './dashboard/dashboard.js';
 import { RunList } from './runs/runlist.js';
 import { ScalarsView } from './scalars/scalars.js';
@@ -44,6 +45,8 @@ const baseDir = document.getElementById('base-dir');
 const loading = document.getElementById('loading');
 const problem = document.getElementById('problem'); // the server cannot be reached
 const notice = document.getElementById('notice'); // the run list is incomplete
+const storageStatus = new StorageStatus(document.getElementById('storage-requests'));
+let remoteBase = false; // the base directory is a URL: show what its reloads cost
 
 function showView(state) {
   for (const [name, section] of sections) {
@@ -87,12 +90,16 @@ const views = VIEWS.map(makeView);
 
 const poller = new Poller({
   onData(data, forced) {
+    remoteBase = /^[a-z][a-z0-9+.-]*:\/\//i.test(data.base_dir);
     baseDir.textContent = data.base_dir;
     baseDir.title = `Base directory: ${data.base_dir}`;
     loading.hidden = !data.loading;
     notice.hidden = !data.truncated;
     for (const view of views) view.setRuns(data, forced);
     document.documentElement.dataset.runsVersion = String(data.version);
+  },
+  onPoll() {
+    if (remoteBase) storageStatus.update();
   },
   onError(err) {
     problem.textContent = err ? `Cannot reach the sumlens server (${err.message}); retrying.` : '';

@@ -52,6 +52,18 @@ export function formatCount(n) {
   return numberFormat.format(n);
 }
 
+/** Bytes in binary units: "512 B", "1.5 KiB", "3.0 MiB". */
+export function formatBytes(bytes) {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let value = bytes;
+  let unit = 0;
+  while (Math.abs(value) >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return unit ? `${value.toFixed(1)} ${units[unit]}` : `${formatCount(bytes)} B`;
+}
+
 /** "1 tag", "3 tags". */
 export function plural(n, word) {
   return `${formatCount(n)} ${word}${n === 1 ? '' : 's'}`;

@@ -22,11 +22,12 @@ export class Poller {
 
   /**
    * `onData(data, forced)` gets each changed (or forced) /runs response; `onError(err)` each
-   * failure and `onError(null)` the next success.
+   * failure and `onError(null)` the next success; `onPoll()`, if given, each successful poll.
    */
-  constructor({ onData, onError }) {
+  constructor({ onData, onError, onPoll = () => {} }) {
     this.onData = onData;
     this.onError = onError;
+    this.onPoll = onPoll;
     document.addEventListener('visibilitychange', () => {
       if (!document.hidden && this.enabled) this.refresh();
     });
@@ -78,6 +79,7 @@ export class Poller {
         this.version = data.version;
         this.onData(data, force);
       }
+      this.onPoll();
     } catch (err) {
       this.onError(err);
     }

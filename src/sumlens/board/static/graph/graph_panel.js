@@ -4,24 +4,13 @@
 // and the enclosing scope are buttons that select them. Everything from the file is shown
 // as text.
 
-import { el, formatCount, plural } from '../core/dom.js';
+import { el, formatBytes, formatCount, plural } from '../core/dom.js';
 
 const MAX_NEIGHBOURS = 200;
 
 function shapeText(shapes) {
   if (!shapes.length) return '—';
   return shapes.map((dims) => `[${dims.join(', ')}]`).join(', ');
-}
-
-function bytesText(bytes) {
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let value = bytes;
-  let unit = 0;
-  while (Math.abs(value) >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit += 1;
-  }
-  return unit ? `${value.toFixed(1)} ${units[unit]}` : `${formatCount(bytes)} B`;
 }
 
 function microsText(micros) {
@@ -60,7 +49,7 @@ export class GraphPanel {
             text: microsText(entry.compute_us) })),
         entry.memory_bytes === null ? null
           : row('Memory', el('span', { class: 'graph-memory',
-            text: bytesText(entry.memory_bytes) }))));
+            text: formatBytes(entry.memory_bytes) }))));
   }
 
   clear() {
