@@ -300,6 +300,7 @@ def _export(args: argparse.Namespace) -> int:
     """Write the scalars of many runs to one CSV, JSON or Parquet file."""
     from sumlens.board.api.export import FORMATS, SUFFIXES, export_runs, format_of
     from sumlens.board.api.query import compile_pattern
+    from sumlens.board.data.annotations import workspace_store
     from sumlens.board.data.loader import Loader
     from sumlens.board.errors import QueryError
     from sumlens.board.settings import BoardSettings, BoardSettingsError
@@ -331,7 +332,8 @@ def _export(args: argparse.Namespace) -> int:
         )
         try:
             loader.poll()
-            runs, series = export_runs(loader, out, fmt, args.runs, args.tags)
+            notes = workspace_store(settings.workspace, loader.location).all()
+            runs, series = export_runs(loader, out, fmt, args.runs, args.tags, notes)
         finally:
             loader.stop()
     except (BoardSettingsError, QueryError) as err:

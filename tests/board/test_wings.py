@@ -38,8 +38,9 @@ PATH_METHODS = frozenset(
 )
 RUN_FILE_READERS = frozenset({"RecordFile", "read_file_scalars", "read_events_at", "read_scalars"})
 """Readers of :mod:`sumlens.io` that open run files: in the data wing, given its storage."""
-SURFACE_MODULES = frozenset({"sumlens.board.data.surface"})
-"""What the routes may import from the data wing."""
+SURFACE_MODULES = frozenset({"sumlens.board.data.surface", "sumlens.board.data.annotations"})
+"""What the routes may import from the data wing: the read surface, and the store of the
+runs' annotations (the user's tags and notes, kept in the workspace, never in run files)."""
 
 SOURCES = [source for source in parsed_sources() if source[0].startswith(BOARD + ".")]
 

@@ -22,7 +22,8 @@ MAX_ROWS = 80
 
 _ROWS = """() => Object.fromEntries([...document.querySelectorAll('.run-row:not([hidden])')]
     .map((row) => [row.querySelector('.run-link').textContent, {
-        scalars: row.children[2].textContent, status: row.querySelector('.status').textContent,
+        scalars: row.querySelector('.scalars').textContent,
+        status: row.querySelector('.status').textContent,
         ranks: row.querySelector('.ranks').textContent,
         warnings: [...row.querySelectorAll('.warnings .badge')].map((b) => b.textContent) }]))"""
 

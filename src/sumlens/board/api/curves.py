@@ -16,6 +16,12 @@ last point: spikes survive any zoom level, and it is deterministic. Below
 :data:`MIN_BUCKETED` points (tsdownsample needs two buckets besides the ends) the points
 between the ends are one bucket: its lowest and highest (its first NaN when it holds one),
 or with room for one only, the one further outside the ends' range.
+
+The *envelope* (:func:`envelope`) is for a line drawn from fewer points than it has, or
+smoothed: the lowest and highest raw value of each bucket, on full resolution, so a spike
+shows as a band even where the line passes below it (tensorflow/tensorboard#6830). Its
+buckets hold equal counts of consecutive points (``np.array_split``'s), as many as the
+downsample's: each is drawn from its first point to its last.
 """
 
 from __future__ import annotations
@@ -110,3 +116,38 @@ def _one_bucket(y: np.ndarray, room: int) -> np.ndarray:
     below = min(y[0], y[-1]) - inner[low]
     above = inner[high] - max(y[0], y[-1])
     return np.array([low if below > above else high], dtype=np.int64) + 1
+
+
+def envelope_buckets(count: int, points: int) -> np.ndarray:
+    """The first index of each envelope bucket of ``count`` points drawn with ``points``:
+    ``np.array_split(np.arange(count), b)``'s, ``b = min(count, max(1, (points - 2) // 2))``."""
+    buckets = min(count, max(1, (points - 2) // 2))
+    if buckets == 0:
+        return np.empty(0, dtype=np.int64)
+    size, extra = divmod(count, buckets)
+    sizes = np.full(buckets, size, dtype=np.int64)
+    sizes[:extra] += 1
+    return np.concatenate(([0], np.cumsum(sizes)[:-1]))
+
+
+def envelope(values: np.ndarray, points: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per envelope bucket of ``values``: its first and last index, then its lowest and
+    highest value, each repeated twice (``[first, last, ...]``, ``[lo, lo, ...]``,
+    ``[hi, hi, ...]``) so the band is drawn as two lines over the bucket.
+
+    NaN is skipped (a bucket of NaN only gives NaN: a gap in the band).
+    """
+    values = np.asarray(values, dtype=np.float64)
+    starts = envelope_buckets(values.size, points)
+    if starts.size == 0:
+        empty = np.empty(0)
+        return np.empty(0, dtype=np.int64), empty, empty
+    ends = np.append(starts[1:], values.size) - 1
+    with np.errstate(invalid="ignore"):  # an all-NaN bucket: NaN, said above
+        low = np.fmin.reduceat(values, starts)
+        high = np.fmax.reduceat(values, starts)
+    return (
+        np.column_stack((starts, ends)).ravel(),
+        np.repeat(low, 2),
+        np.repeat(high, 2),
+    )

@@ -10,17 +10,19 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Annotated
+from typing import Annotated, Any
 
-import numpy as np
 import orjson
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response, StreamingResponse
 
 from sumlens._version import __version__
-from sumlens.board.api.curves import MAX_POINTS, METHODS, MIN_POINTS, pick, smooth
+from sumlens.board.api.curves import MAX_POINTS, METHODS, MIN_POINTS
 from sumlens.board.api.export import csv_chunks, json_chunks
-from sumlens.board.api.query import Range, cut, select
+from sumlens.board.api.query import select
+from sumlens.board.api.scalar_series import scalar_series
+from sumlens.board.api.xaxis import XAxis
+from sumlens.board.data.annotations import EMPTY, AnnotationStore
 from sumlens.board.data.surface import ReadSurface
 from sumlens.board.errors import QueryError
 from sumlens.board.responses import json_response
@@ -31,23 +33,27 @@ _NUMPY = orjson.OPT_SERIALIZE_NUMPY
 RunsParam = Annotated[list[str], Query(description="run ids, e.g. ./ or ./a/b (repeatable)")]
 TagsParam = Annotated[list[str], Query(description="scalar tags (repeatable); none: every tag")]
 RegexParam = Annotated[str | None, Query(description="regular expression over tags")]
-AxisParam = Annotated[str, Query(description="step, relative (seconds) or wall (epoch seconds)")]
+AxisParam = Annotated[
+    str,
+    Query(description="step, relative (seconds), wall (epoch seconds) or tag:<scalar tag>"),
+]
 StartParam = Annotated[float | None, Query(description="first x of the range, inclusive")]
 EndParam = Annotated[float | None, Query(description="last x of the range, inclusive")]
 
 
 class _RunsCache:
-    """The encoded run list of the surface's current version."""
+    """The encoded run list of the surface's and the annotations' current versions."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._version = -1
         self._body = b""
 
-    def get(self, surface: ReadSurface) -> tuple[bytes, str]:
-        """The encoded run list and its entity tag (the surface's version)."""
+    def get(self, surface: ReadSurface, annotations: AnnotationStore) -> tuple[bytes, str]:
+        """The encoded run list, each run with its annotation, and its entity tag (the
+        list's version: the surface's plus the annotations', so either moves it)."""
         with self._lock:
-            version = surface.version
+            version = surface.version + annotations.version
             if version != self._version:
                 status = surface.status()
                 self._body = orjson.dumps(
@@ -58,15 +64,22 @@ class _RunsCache:
                         "truncated": status["truncated"],
                         "engine": status["engine"],
                         "version": version,
-                        "runs": surface.runs(),
+                        "runs": annotated(surface.runs(), annotations),
                     }
                 )
                 self._version = version
             return self._body, f'"{self._version}-{os.getpid()}"'
 
 
-def make_router(surface: ReadSurface, port: int) -> APIRouter:
-    """The ``/api/v1`` routes over ``surface``."""
+def annotated(runs: list[dict[str, Any]], annotations: AnnotationStore) -> list[dict[str, Any]]:
+    """Copies of the run list's entries (the surface shares its own), each with its
+    ``annotation``."""
+    given = annotations.all()
+    return [{**run, "annotation": given.get(run["id"], EMPTY).as_json()} for run in runs]
+
+
+def make_router(surface: ReadSurface, port: int, annotations: AnnotationStore) -> APIRouter:
+    """The ``/api/v1`` routes over ``surface``; runs carry their ``annotations``."""
     router = APIRouter(prefix="/api/v1")
     runs_cache = _RunsCache()
 
@@ -91,7 +104,7 @@ def make_router(surface: ReadSurface, port: int) -> APIRouter:
 
     @router.get("/runs", summary="Every run: times, tags per plugin, load status, damage")
     def runs(request: Request) -> Response:
-        body, etag = runs_cache.get(surface)
+        body, etag = runs_cache.get(surface, annotations)
         headers = {"ETag": etag, "Cache-Control": "no-cache"}
         if request.headers.get("if-none-match") == etag:  # a poll that found nothing new
             return Response(status_code=304, headers=headers)
@@ -121,43 +134,27 @@ def make_router(surface: ReadSurface, port: int) -> APIRouter:
         axis: AxisParam = "step",
         smoothing: Annotated[float, Query(ge=0.0, lt=1.0, description="weight in [0, 1)")] = 0.0,
         method: Annotated[str, Query(description="ema or average")] = "ema",
+        envelope: Annotated[
+            bool, Query(description="add each bucket's min and max (full resolution)")
+        ] = False,
     ) -> Response:
         if method not in METHODS:
             raise QueryError(f"method={method!r} is not one of {', '.join(METHODS)}")
-        span = Range.create(axis, start, end)
+        span = XAxis.create(axis, start, end)
         series = []
         for ref in select(surface, run, tag, tag_regex=tag_regex):
-            data = surface.points(ref)
-            if data.size == 0:
-                continue
-            smoothed = smooth(data["value"], smoothing, method)  # type: ignore[arg-type]
-            inside = cut(data, ref, span)
-            chosen = inside[pick(data["step"][inside], data["value"][inside], points)]
-            series.append(
-                {
-                    "run": ref.run,
-                    "rank": ref.rank,
-                    "tag": ref.tag,
-                    "total": int(data.size),
-                    "range": {
-                        "step": [int(data["step"][0]), int(data["step"][-1])],
-                        "wall": [float(data["wall"][0]), float(data["wall"][-1])],
-                    },
-                    "shown": int(chosen.size),
-                    "step": np.ascontiguousarray(data["step"][chosen]),
-                    "wall": np.ascontiguousarray(data["wall"][chosen]),
-                    "value": np.ascontiguousarray(data["value"][chosen]),
-                    "smoothed": smoothed[chosen],
-                }
-            )
+            entry = scalar_series(surface, ref, span, points, smoothing, method, envelope)  # type: ignore[arg-type]
+            if entry is not None:
+                series.append(entry)
         return json_response(
             {
-                "axis": span.axis,
+                "axis": span.name,
                 "start": span.start,
                 "end": span.end,
                 "points": points,
                 "smoothing": smoothing,
                 "method": method,
+                "envelope": envelope,
                 "series": series,
             }
         )
@@ -175,12 +172,16 @@ def make_router(surface: ReadSurface, port: int) -> APIRouter:
     ) -> StreamingResponse:
         if format not in ("csv", "json"):
             raise QueryError(f"format={format!r} is not one of csv, json")
-        span = Range.create(axis, start, end)
+        span = XAxis.create(axis, start, end)
         refs = select(surface, run, tag, tag_regex=tag_regex)
-        chunks = csv_chunks if format == "csv" else json_chunks
+        chunks = (
+            csv_chunks(surface, refs, span)
+            if format == "csv"
+            else json_chunks(surface, refs, span, annotations.all())
+        )
         media = "text/csv" if format == "csv" else _JSON
         return StreamingResponse(
-            chunks(surface, refs, span),
+            chunks,
             media_type=media,
             headers={"Content-Disposition": f'attachment; filename="scalars.{format}"'},
         )

@@ -10,8 +10,8 @@
   ``plotly`` package. Both are served gzip-compressed and revalidated by ETag
   (:mod:`sumlens.board.server.static_assets`). Nothing is fetched from the network, and the
   OpenAPI document is served without the CDN-hosted docs pages FastAPI would add.
-* Besides the core routes (runs, tags, scalars) and MindInsight's, it serves the routes each
-  plugin declares in :mod:`sumlens.board.plugins`.
+* Besides the core routes (runs, tags, scalars, run annotations) and MindInsight's, it
+  serves the routes each plugin declares in :mod:`sumlens.board.plugins`.
 * The loader runs for the application's lifetime (started and stopped by its lifespan).
 """
 
@@ -28,7 +28,9 @@ from fastapi.responses import JSONResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sumlens._version import __version__
+from sumlens.board.api.annotations import make_annotation_router
 from sumlens.board.api.runs import make_router
+from sumlens.board.data.annotations import workspace_store
 from sumlens.board.data.loader import Loader
 from sumlens.board.data.surface import Polling, ReadSurface
 from sumlens.board.errors import BoardError
@@ -165,7 +167,9 @@ def create_app(settings: BoardSettings, loader: ReadSurface | None = None) -> Fa
         lifespan=lifespan,
     )
     app.state.loader = loader
-    app.include_router(make_router(loader, settings.port), prefix=prefix)
+    annotations = workspace_store(settings.workspace, loader.status()["base_dir"])
+    app.include_router(make_router(loader, settings.port, annotations), prefix=prefix)
+    app.include_router(make_annotation_router(loader, annotations), prefix=prefix)
     for make_plugin_routes in plugin_router_factories():
         app.include_router(make_plugin_routes(loader), prefix=prefix)
     app.include_router(make_mindinsight_router(loader), prefix=prefix)

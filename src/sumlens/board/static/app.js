@@ -13,6 +13,7 @@ import { LazyView } from './core/lazyview.js';
 import { Poller } from './core/poller.js';
 import { Store } from './core/state.js';
 import { StorageStatus } from './core/storagestatus.js';
+import { themeToggle } from './core/theme.js';
 import { DashboardView } from './dashboard/dashboard.js';
 import { RunList } from './runs/runlist.js';
 import { ScalarsView } from './scalars/scalars.js';
@@ -114,4 +115,7 @@ document.getElementById('auto-refresh').addEventListener('change', (event) => {
   poller.setEnabled(event.target.checked);
 });
 document.getElementById('refresh').addEventListener('click', () => poller.refresh(true));
+themeToggle(document.getElementById('theme-toggle'));
+// a page changed a run's annotation (its colour ...): show it at once, not at the next poll
+document.addEventListener('sumlens:runs-changed', () => poller.refresh(true));
 poller.start();

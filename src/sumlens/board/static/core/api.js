@@ -64,20 +64,27 @@ function selection(runs, tags) {
 }
 
 /**
- * GET /api/v1/scalars: the series of `runs` x `tags` along `axis`, smoothed on the server
- * with weight `smoothing`, at most `points` per series, within `range` ([start, end] in the
- * axis' units) when given.
+ * GET /api/v1/scalars: the series of `runs` x `tags` along `axis` (step, relative, wall or
+ * tag:<name>), smoothed on the server with weight `smoothing`, at most `points` per series,
+ * within `range` ([start, end] in the axis' units) when given; with `envelope`, each
+ * downsampling bucket's min and max too.
  */
-export function fetchScalars({ runs, tags, axis, smoothing, points, range }, signal) {
+export function fetchScalars({ runs, tags, axis, smoothing, points, range, envelope }, signal) {
   const params = [...selection(runs, tags), ['axis', axis], ['smoothing', smoothing]];
   params.push(['points', points]);
   if (range) params.push(['start', range[0]], ['end', range[1]]);
+  if (envelope) params.push(['envelope', 1]);
   return getJSON('scalars', params, signal);
 }
 
-/** The link that downloads every point of `runs` x `tags` as `format` (csv or json). */
-export function downloadUrl(runs, tags, format) {
-  return apiUrl('scalars/download', [...selection(runs, tags), ['format', format]]).href;
+/**
+ * The link that downloads every point of `runs` x `tags` as `format` (csv or json); along
+ * a tag `axis` (tag:<name>) each row carries its x.
+ */
+export function downloadUrl(runs, tags, format, axis = 'step') {
+  const params = [...selection(runs, tags), ['format', format]];
+  if (axis !== 'step') params.push(['axis', axis]);
+  return apiUrl('scalars/download', params).href;
 }
 
 /** [['rank', r]] for a rank, [] for files without one (TensorBoard's). */

@@ -37,6 +37,8 @@ const DEFAULTS = Object.freeze({
   tags: '', // tag filter (regular expression)
   smoothing: 0.6,
   axis: 'step',
+  xtag: '', // scalars: a scalar tag as the x axis, joined on step (overrides `axis` there)
+  envelope: false, // scalars: each downsampling bucket's min-max band
   log: false, // log-scale y
   // tag -> {x: [start, end] in the axis' units, y: [lo, hi] as plotly has it}; either may be absent
   zoom: {},
@@ -154,6 +156,8 @@ export function parseHash(hash) {
       ? Math.min(Math.max(smoothing, 0), MAX_SMOOTHING)
       : DEFAULTS.smoothing,
     axis: AXES.includes(params.get('axis')) ? params.get('axis') : DEFAULTS.axis,
+    xtag: params.get('xtag') ?? DEFAULTS.xtag,
+    envelope: params.get('env') === '1',
     log: params.get('log') === '1',
     zoom: parseZoom(params.get('zoom')),
     off: [...new Set(params.getAll('off'))].filter((item) =>
@@ -183,6 +187,8 @@ export function formatHash(state) {
   if (state.tags) params.set('tags', state.tags);
   if (state.smoothing !== DEFAULTS.smoothing) params.set('smoothing', String(state.smoothing));
   if (state.axis !== DEFAULTS.axis) params.set('axis', state.axis);
+  if (state.xtag) params.set('xtag', state.xtag);
+  if (state.envelope) params.set('env', '1');
   if (state.log) params.set('log', '1');
   if (Object.keys(state.zoom).length) params.set('zoom', JSON.stringify(state.zoom));
   for (const item of state.off) params.append('off', item);

@@ -9,6 +9,7 @@
 // drawing) and its label shown in a tooltip as text.
 
 import { el, perFrame } from '../core/dom.js';
+import { chartColours, onThemeChange } from '../core/theme.js';
 import { niceTicks } from '../plots/sketch.js';
 import { MATCH, VIRIDIS_GRADIENT } from './colouring.js';
 
@@ -16,9 +17,6 @@ const MARGIN = { left: 56, right: 12, top: 10, bottom: 38 };
 const BAR_ROOM = 70; // the right margin beside a colour bar
 const SIZE = 3; // a point's square, CSS px
 const RING = 4.5; // a match's ring radius
-const TEXT = '#3c4043';
-const GRID = '#eceff3';
-const FRAME = '#c4c9d0';
 const FONT = '10px system-ui, sans-serif';
 const TICKS = 6;
 const PAD = 0.04; // share of the points' extent left around them
@@ -80,6 +78,10 @@ export class Scatter2D {
       this.renderSoon();
     });
     new ResizeObserver(() => this.#layout()).observe(this.element);
+    const untheme = onThemeChange(() => {
+      if (this.element.isConnected) this.renderSoon(); // the axes take the theme's colours
+      else if (this.data) untheme(); // drawn once and gone: its card was dropped
+    });
   }
 
   /**
@@ -193,9 +195,10 @@ export class Scatter2D {
   /** The frame, grid lines, tick values and the axes' names PC1 and PC2. */
   #drawAxes(ctx) {
     const { area, view } = this;
+    const colours = chartColours();
     ctx.font = FONT;
-    ctx.fillStyle = TEXT;
-    ctx.strokeStyle = GRID;
+    ctx.fillStyle = colours.text;
+    ctx.strokeStyle = colours.grid;
     ctx.lineWidth = 1;
     ctx.beginPath();
     ctx.textAlign = 'center';
@@ -215,7 +218,7 @@ export class Scatter2D {
       ctx.fillText(numberText(t), area.left - 4, y);
     }
     ctx.stroke();
-    ctx.strokeStyle = FRAME;
+    ctx.strokeStyle = colours.frame;
     ctx.strokeRect(area.left + 0.5, area.top + 0.5, area.right - area.left, area.bottom - area.top);
     ctx.textAlign = 'center';
     ctx.textBaseline = 'bottom';

@@ -8,9 +8,10 @@
 // plotlyText, and never through a hover template, where plotly reads placeholders.
 
 import { plotlyText } from '../core/dom.js';
+import { chartColours } from '../core/theme.js';
+import { chartLayout, gridColour } from '../plots/plotly.js';
 
 const FONT = 'system-ui, -apple-system, "Segoe UI", Roboto, sans-serif';
-const GRID = '#eceff3';
 const COLOURS = 'Viridis';
 const PATH = '#e8710a';
 const CONVERGENCE = '#d93025';
@@ -59,7 +60,7 @@ function meta(landscape, kind) {
 }
 
 function title(text) {
-  return { text, font: { size: 11, color: '#5f6368' } };
+  return { text, font: { size: 11, color: chartColours().muted } };
 }
 
 function pathTraces(landscape, threeD) {
@@ -77,7 +78,7 @@ function pathTraces(landscape, threeD) {
       text,
       customdata: hover,
       textposition: 'top center',
-      textfont: { size: 11, color: '#202124' },
+      textfont: { size: 11 }, // the layout's font colour: the theme's
       hovertemplate: '%{customdata}<extra></extra>',
       line: { color: PATH, width: threeD ? 6 : 2.5 },
       marker: { color: PATH, size: threeD ? 4 : 7, line: { color: '#ffffff', width: 1 } },
@@ -117,7 +118,7 @@ function legend() {
 /** The 3-D surface of `landscape` seen from `eye` ([x, y, z]). */
 export function surfaceFigure(landscape, eye) {
   const [xTitle, yTitle] = axisTitles(landscape);
-  const axis = (text) => ({ title: title(text), gridcolor: GRID, exponentformat: 'e' });
+  const axis = (text) => ({ title: title(text), gridcolor: gridColour(), exponentformat: 'e' });
   return {
     data: [
       {
@@ -128,7 +129,7 @@ export function surfaceFigure(landscape, eye) {
         z: landscape.z,
         colorscale: COLOURS,
         opacity: 0.92, // the path runs on the surface: let it show through
-        colorbar: { title: title('loss'), thickness: 12, len: 0.8 },
+        colorbar: { title: { text: 'loss', font: { size: 11 } }, thickness: 12, len: 0.8 },
         contours: { z: { show: true, usecolormap: true, project: { z: true }, width: 1 } },
         hovertemplate: 'x %{x:.4g}<br>y %{y:.4g}<br>loss %{z:.5g}<extra></extra>',
         meta: meta(landscape, 'surface'),
@@ -138,8 +139,7 @@ export function surfaceFigure(landscape, eye) {
     layout: {
       autosize: true,
       margin: { l: 8, r: 0, t: 24, b: 8 },
-      font: { family: FONT, size: 11, color: '#3c4043' },
-      paper_bgcolor: '#ffffff',
+      ...chartLayout({ family: FONT, size: 11 }),
       showlegend: true,
       legend: legend(),
       uirevision: 'landscape', // keeps the user's rotation across redraws of the same view
@@ -159,7 +159,7 @@ export function contourFigure(landscape) {
   const [xTitle, yTitle] = axisTitles(landscape);
   const axis = (text) => ({
     title: { ...title(text), standoff: 4 },
-    gridcolor: GRID,
+    gridcolor: gridColour(),
     zeroline: false,
     automargin: true,
     exponentformat: 'e',
@@ -173,7 +173,7 @@ export function contourFigure(landscape) {
         y: landscape.y,
         z: landscape.z,
         colorscale: COLOURS,
-        colorbar: { title: title('loss'), thickness: 12, len: 0.9 },
+        colorbar: { title: { text: 'loss', font: { size: 11 } }, thickness: 12, len: 0.9 },
         contours: { coloring: 'heatmap', showlabels: true, labelfont: { size: 9, color: '#fff' } },
         line: { width: 0.5, color: 'rgba(255,255,255,0.5)' },
         hovertemplate: 'x %{x:.4g}<br>y %{y:.4g}<br>loss %{z:.5g}<extra></extra>',
@@ -184,9 +184,7 @@ export function contourFigure(landscape) {
     layout: {
       autosize: true,
       margin: { l: 60, r: 10, t: 24, b: 44 },
-      font: { family: FONT, size: 11, color: '#3c4043' },
-      paper_bgcolor: '#ffffff',
-      plot_bgcolor: '#ffffff',
+      ...chartLayout({ family: FONT, size: 11 }),
       showlegend: true,
       legend: legend(),
       hovermode: 'closest',

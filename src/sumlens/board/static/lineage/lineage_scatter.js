@@ -5,7 +5,7 @@
 // plotly through plotlyText only.
 
 import { el, plotlyText } from '../core/dom.js';
-import { PLOT_CONFIG, loadPlotly } from '../plots/plotly.js';
+import { PLOT_CONFIG, axisTitle, chartLayout, gridColour, loadPlotly } from '../plots/plotly.js';
 import { kindName } from './lineage_model.js';
 
 const GL_ABOVE = 2000; // points beyond which the WebGL trace draws
@@ -95,16 +95,16 @@ export class LineageScatter {
       marker: { size: x.length > GL_ABOVE ? 4 : 8, color: colours, opacity: 0.8 },
     };
     const axis = (column, log) => ({
-      title: { text: plotlyText(column.label), font: { size: 11 } },
+      title: axisTitle(plotlyText(column.label), 11),
       type: log ? 'log' : 'linear',
-      gridcolor: '#eceff3',
+      gridcolor: gridColour(),
       zeroline: false,
       automargin: true,
     });
     const layout = {
       autosize: true,
       margin: { l: 50, r: 10, t: 8, b: 40 },
-      font: { family: FONT, size: 11, color: '#3c4043' },
+      ...chartLayout({ family: FONT, size: 11 }),
       hovermode: 'closest',
       xaxis: axis(xc, this.logBox.checked),
       yaxis: axis(yc, false),

@@ -11,7 +11,16 @@
 
 import { plotlyText } from '../core/dom.js';
 import { binCentres, commonRange, percentiles, pickEvenly, rebin } from './histmath.js';
-import { PLOT_CONFIG, loadPlotly, toPlotX } from './plotly.js';
+import { chartColours } from '../core/theme.js';
+import {
+  NO_GRID,
+  PLOT_CONFIG,
+  axisTitle as themedTitle,
+  chartLayout,
+  gridColour,
+  loadPlotly,
+  toPlotX,
+} from './plotly.js';
 
 export const HISTOGRAM_BINS = 40; // common bins of a histogram chart
 export const MAX_CURVES = 100; // steps drawn per series as ridges or lines (evenly picked)
@@ -20,7 +29,6 @@ const PANEL_HEIGHT = 220; // px of one series' ridges when a chart stacks severa
 const PANEL_GAP = 34; // px between two of them, where the next one's name goes
 
 const FONT = 'system-ui, -apple-system, "Segoe UI", Roboto, sans-serif';
-const GRID = '#eceff3';
 const AXIS_TITLES = { step: 'step', relative: 'relative time (s)', wall: 'wall time' };
 const PREVIEW_CONFIG = { displayModeBar: false, responsive: true, staticPlot: true };
 const SCALAR_COLOURS = ['#12a0a5', '#5b7ff0'];
@@ -41,28 +49,34 @@ function rgb(hex) {
   return [(n >> 16) & 255, (n >> 8) & 255, n & 255];
 }
 
-/** `hex` mixed with white (`amount` > 0) or black (< 0), as an rgba() string. */
+/**
+ * `hex` faded towards the chart's background (`amount` > 0: white in the light theme, the
+ * dark grey in the dark one) or darkened towards black (< 0), as an rgba() string.
+ */
 function shade(hex, amount, alpha = 1) {
-  const target = amount >= 0 ? 255 : 0;
+  const target = amount >= 0 ? rgb(chartColours().background) : [0, 0, 0];
   const t = Math.abs(amount);
-  const [r, g, b] = rgb(hex).map((c) => Math.round(c + (target - c) * t));
+  const [r, g, b] = rgb(hex).map((c, i) => Math.round(c + (target[i] - c) * t));
   return `rgba(${r},${g},${b},${alpha})`;
 }
 
 function axisStyle(extra = {}) {
-  return { gridcolor: GRID, zeroline: false, automargin: true, exponentformat: 'e', ...extra };
+  return {
+    gridcolor: gridColour(),
+    zeroline: false,
+    automargin: true,
+    exponentformat: 'e',
+    ...extra,
+  };
 }
 
 function baseLayout(preview, { xaxis = {}, yaxis = {}, ...rest } = {}) {
   return {
     autosize: true,
     margin: preview ? { l: 36, r: 8, t: 6, b: 24 } : { l: 56, r: 14, t: 8, b: 38 },
-    font: { family: FONT, size: preview ? 10 : 11, color: '#3c4043' },
-    paper_bgcolor: '#ffffff',
-    plot_bgcolor: '#ffffff',
+    ...chartLayout({ family: FONT, size: preview ? 10 : 11 }),
     showlegend: false,
     hovermode: 'closest',
-    hoverlabel: { namelength: -1, bgcolor: 'rgba(255,255,255,0.96)', bordercolor: '#dadce0' },
     legend: { orientation: 'h', x: 0, y: -0.2, yanchor: 'top', font: { size: 10 } },
     xaxis: axisStyle(xaxis),
     yaxis: axisStyle(yaxis),
@@ -71,7 +85,7 @@ function baseLayout(preview, { xaxis = {}, yaxis = {}, ...rest } = {}) {
 }
 
 function axisTitle(text, preview) {
-  return preview ? undefined : { text, standoff: 4, font: { size: 10, color: '#80868b' } };
+  return preview ? undefined : themedTitle(text);
 }
 
 /** Where each histogram of a series lies on `axis` (plotly units: wall times are dates). */
@@ -201,7 +215,7 @@ function ridgePanel(series, items, { axis, preview, lo, hi, centres, maxCurves }
     ...(axis === 'step' ? { tickmode: 'array', tickvals } : {}), // only steps drawn
     side: 'right',
     anchor: 'x',
-    gridcolor: 'rgba(0,0,0,0)',
+    gridcolor: NO_GRID,
     title: axisTitle(AXIS_TITLES[axis], preview),
   };
   return { data, yaxis };
@@ -365,6 +379,7 @@ export function valueHistogramFigure(histogram, { preview = false } = {}) {
   const { edges, counts } = histogram;
   const x = counts.map((_, i) => (edges[i] + edges[i + 1]) / 2);
   const width = counts.map((_, i) => edges[i + 1] - edges[i]);
+  const { accent } = chartColours();
   return {
     data: [
       {
@@ -372,7 +387,7 @@ export function valueHistogramFigure(histogram, { preview = false } = {}) {
         x,
         y: counts,
         width: width.map((w) => (w > 0 ? w : undefined)),
-        marker: { color: 'rgba(26,115,232,0.75)', line: { color: '#1a73e8', width: 0.5 } },
+        marker: { color: shade(accent, 0, 0.75), line: { color: accent, width: 0.5 } },
         customdata: counts.map((_, i) => [edges[i], edges[i + 1]]),
         hovertemplate: '[%{customdata[0]:.4~g}, %{customdata[1]:.4~g}): %{y}<extra></extra>',
         meta: { kind: 'bins' },
@@ -391,6 +406,7 @@ export function valueHistogramFigure(histogram, { preview = false } = {}) {
  * axis (as MindInsight draws its two), from /scalars `series`.
  */
 export function scalarPreviewFigure(seriesList, tags) {
+  const { muted } = chartColours();
   const data = seriesList.map((series) => {
     const which = tags.indexOf(series.tag);
     return {
@@ -400,8 +416,8 @@ export function scalarPreviewFigure(seriesList, tags) {
       y: series.value,
       yaxis: which === 1 ? 'y2' : 'y',
       name: plotlyText(series.tag),
-      line: { color: SCALAR_COLOURS[which] ?? '#80868b', width: 1.6 },
-      marker: { color: SCALAR_COLOURS[which] ?? '#80868b', size: 5 },
+      line: { color: SCALAR_COLOURS[which] ?? muted, width: 1.6 },
+      marker: { color: SCALAR_COLOURS[which] ?? muted, size: 5 },
       meta: { run: series.run, rank: series.rank, tag: series.tag, kind: 'scalar' },
     };
   });

@@ -6,12 +6,16 @@
 // previews' figures (built by figures.js, as for the full views) are drawn here, from the
 // part of plotly's figure format they use: `scatter` traces as lines or markers, a
 // `toself` fill, a second y axis on the right, a reversed y axis, fixed x ranges, y tick
-// values and a legend of names. Text goes in as text nodes, never as markup.
+// values and a legend of names. Text goes in as text nodes, never as markup. Its text and
+// grid take the theme's colours through CSS (style.css's --chart-text, --chart-grid), so a
+// change of theme needs no redraw.
 
 const SVG = 'http://www.w3.org/2000/svg';
 const FONT_SIZE = 10;
-const TEXT = '#3c4043';
-const GRID = '#eceff3';
+// SVG's attributes take no var(): the theme's colours go into style attributes, and a trace
+// without a colour is drawn in currentColor, the text's.
+const TEXT = 'var(--chart-text)';
+const GRID = 'var(--chart-grid)';
 const FALLBACK = { width: 320, height: 220 }; // a div not laid out yet
 const TICKS = 5;
 
@@ -115,23 +119,24 @@ function render(div, { data, layout }) {
     viewBox: `0 0 ${width} ${height}`,
     'font-size': FONT_SIZE,
     'font-family': 'system-ui, sans-serif',
-    fill: TEXT,
+    style: `fill: ${TEXT}; color: ${TEXT}`,
   });
   for (const [name, axis] of Object.entries(axes)) {
     const py = pyOf(axis);
     const right = name === 'y2' || axis.spec.side === 'right';
     const ticks = axis.spec.tickvals ?? niceTicks(axis.range[0], axis.range[1], TICKS);
-    const colour = axis.spec.tickfont?.color ?? TEXT;
+    const colour = axis.spec.tickfont?.color;
     for (const tick of ticks) {
       const y = py(Number(tick));
       if (y < margin.t - 0.5 || y > margin.t + inner.h + 0.5) continue;
       if (name === 'y' && axis.spec.gridcolor !== 'rgba(0,0,0,0)') {
-        const grid = { x1: margin.l, x2: margin.l + inner.w, y1: y, y2: y, stroke: GRID };
+        const grid = { x1: margin.l, x2: margin.l + inner.w, y1: y, y2: y };
+        grid.style = `stroke: ${GRID}`;
         svg.append(node('line', grid));
       }
       const x = right ? margin.l + inner.w + 4 : margin.l - 4;
       const anchor = right ? 'start' : 'end';
-      const at = { x, y: y + 3, 'text-anchor': anchor, fill: colour };
+      const at = { x, y: y + 3, 'text-anchor': anchor, ...(colour && { fill: colour }) };
       svg.append(node('text', at, label(Number(tick))));
     }
   }
@@ -150,7 +155,7 @@ function render(div, { data, layout }) {
     for (let i = 0; i < x.length; i += 1) {
       if (Number.isFinite(x[i]) && Number.isFinite(y[i])) points.push([px(x[i]), py(y[i])]);
     }
-    const colour = trace.line?.color ?? trace.marker?.color ?? TEXT;
+    const colour = trace.line?.color ?? trace.marker?.color ?? 'currentColor';
     if ((trace.mode ?? 'lines').includes('lines') && points.length > 1) {
       const path = points.map(([a, b], i) => `${i ? 'L' : 'M'}${a.toFixed(1)},${b.toFixed(1)}`);
       const filled = trace.fill === 'toself';
@@ -172,7 +177,7 @@ function render(div, { data, layout }) {
   if (layout.showlegend) {
     let x = margin.l;
     for (const { trace } of traces) {
-      const colour = trace.line?.color ?? TEXT;
+      const colour = trace.line?.color ?? 'currentColor';
       const text = String(trace.meta?.tag ?? trace.name ?? '');
       const swatch = { x1: x, x2: x + 14, y1: 9, y2: 9, stroke: colour, 'stroke-width': 2 };
       svg.append(node('line', swatch), node('text', { x: x + 18, y: 12 }, text));

@@ -3,6 +3,7 @@
 
 import { newController } from '../core/api.js';
 import { el } from '../core/dom.js';
+import { onThemeChange } from '../core/theme.js';
 import { purgeFigure } from '../plots/figures.js';
 
 /**
@@ -13,7 +14,8 @@ import { purgeFigure } from '../plots/figures.js';
  * (`draw()`, which sets the card's data-state). Off screen its chart is freed. A subclass
  * gives fetch, seriesOf, draw and sync(state, changed), and may give loaded() (called
  * with the new series in place, before they are drawn); `extra` are elements shown between
- * the chart and the note (a step slider per series, say).
+ * the chart and the note (a step slider per series, say). A change of theme redraws it (its
+ * curves' shades are mixed with the chart's background).
  */
 export class OverlayCard {
   constructor(view, tag, { kind, extra = [] }) {
@@ -36,6 +38,9 @@ export class OverlayCard {
       ...extra,
       this.note,
     );
+    this.untheme = onThemeChange(() => {
+      if (this.visible && this.series) this.draw();
+    });
   }
 
   /** The runs shown that have this tag (in the sidebar's order). */
@@ -65,6 +70,7 @@ export class OverlayCard {
   }
 
   destroy() {
+    this.untheme();
     this.hide();
     this.element.remove();
   }

@@ -73,17 +73,21 @@ export class PluginView {
 
   /** The colour swatches of a run: one per rank when it has several. */
   swatches(id) {
-    const ranks = this.meta.get(id)?.ranks ?? [];
-    const styles = ranks.length > 1
-      ? ranks.map((rank) => this.style(id, rank, true))
-      : [this.style(id, null, false)];
     return el(
       'span',
       { class: 'swatches' },
-      ...styles.map(({ colour, label }) =>
+      ...this.#styles(id).map(({ colour, label }) =>
         el('span', { class: 'swatch', title: label, style: `background:${colour}` }),
       ),
     );
+  }
+
+  /** The colour and label of each series of run `id`: one per rank when it has several. */
+  #styles(id) {
+    const ranks = this.meta.get(id)?.ranks ?? [];
+    return ranks.length > 1
+      ? ranks.map((rank) => this.style(id, rank, true))
+      : [this.style(id, null, false)];
   }
 
   /** The URL state now. */
@@ -99,7 +103,8 @@ export class PluginView {
 
   #signature(id) {
     const run = this.meta.get(id);
-    return JSON.stringify(run && [run.updated, run.status, run.tags[this.plugin], run.ranks]);
+    const colour = run?.annotation?.colour;
+    return JSON.stringify(run && [run.updated, run.status, run.tags[this.plugin], run.ranks, colour]);
   }
 
   #build(root) {
@@ -274,7 +279,7 @@ export class PluginView {
         return el(
           'li',
           {},
-          this.swatches(id),
+          this.sidebar.swatches(id, this.#styles(id), run),
           el(
             'span',
             { class: 'legend-text' },

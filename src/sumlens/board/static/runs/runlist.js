@@ -1,5 +1,8 @@
 // runlist.js: the home view, every run under the base directory in a searchable table.
 // A run's name opens it in Scalars; the link beside it, its training dashboard.
+// Each run shows the tags and note the user gave it (runs/annotations.js: kept in the
+// workspace by the server), edited in a dialog; the list filters by one of those tags, and
+// the whole set downloads as JSON and imports from such a file (a team's shared tags).
 //
 // The table is virtualised: rows have a fixed height, a spacer gives the scroll height of
 // all of them, and only the rows in sight (plus a few either side) exist as elements. They
@@ -16,7 +19,9 @@ import {
   plural,
   rowWindow,
 } from '../core/dom.js';
+import { ApiError, fetchRuns } from '../core/api.js';
 import { CARDS } from '../views.js';
+import { AnnotationEditor, exportUrl, importAnnotations, NO_ANNOTATION } from './annotations.js';
 
 const ROW_HEIGHT = 36; // px; must match .run-row in runs.css
 const OVERSCAN = 6; // rows rendered beyond each edge of the viewport
@@ -98,6 +103,15 @@ function warnings(run) {
   return out;
 }
 
+/** Every run tag in `runs` with how many runs have it, in the pages' name order. */
+function tagCounts(runs) {
+  const counts = new Map();
+  for (const run of runs) {
+    for (const tag of run.annotation?.tags ?? []) counts.set(tag, (counts.get(tag) ?? 0) + 1);
+  }
+  return [...counts].sort(([a], [b]) => collator.compare(a, b));
+}
+
 function sortRuns(runs, sort, desc) {
   const key = SORT_KEYS[sort];
   const sign = desc ? -1 : 1;
@@ -119,7 +133,9 @@ export class RunList {
     this.loaded = false;
     this.pool = [];
     this.generation = 0; // bumped whenever what a row shows may have changed
+    this.tagFilter = ''; // show only the runs with this run tag ('' shows all)
     this.#build(root);
+    this.#fillTagFilter();
     store.subscribe((state, changed) => this.#onState(state, changed));
     new ResizeObserver(() => this.#render()).observe(this.viewport);
     this.#syncControls(store.state);
@@ -131,7 +147,67 @@ export class RunList {
     this.baseDir = data.base_dir;
     this.loading = data.loading;
     this.loaded = true;
+    this.#fillTagFilter();
     this.#refilter();
+  }
+
+  /** The run list again now (after an annotation changed), not at the next poll. */
+  async #reload() {
+    try {
+      this.setRuns(await fetchRuns());
+    } catch {
+      // the poller reports an unreachable server and brings the list when it answers
+    }
+  }
+
+  #fillTagFilter() {
+    const counts = tagCounts(this.runs);
+    if (this.tagFilter && !counts.some(([tag]) => tag === this.tagFilter)) {
+      counts.unshift([this.tagFilter, 0]); // a filter on a tag no run has now stays visible
+    }
+    this.tagSelect.replaceChildren(
+      el('option', { value: '', text: counts.length ? 'All tags' : 'No tags yet' }),
+      ...counts.map(([tag, n]) => el('option', { value: tag, text: `${tag} (${n})` })),
+    );
+    this.tagSelect.value = this.tagFilter;
+    this.tagSelect.disabled = !counts.length;
+  }
+
+  #setTagFilter(tag) {
+    this.tagFilter = tag;
+    this.#fillTagFilter();
+    this.viewport.scrollTop = 0;
+    this.#refilter();
+  }
+
+  async #import(file) {
+    this.importInput.value = ''; // the same file may be picked again
+    let body;
+    try {
+      body = JSON.parse(await file.text());
+    } catch (err) {
+      this.#say(`${file.name} is not JSON (${err.message}); nothing was imported`, true);
+      return;
+    }
+    try {
+      const done = await importAnnotations(body);
+      const absent = done.not_served ? `; ${plural(done.not_served, 'run')} not here now` : '';
+      this.#say(
+        `Imported ${file.name}: ${done.added} added, ${done.updated} updated, ` +
+          `${done.unchanged} unchanged${absent}`,
+        false,
+      );
+      await this.#reload();
+    } catch (err) {
+      const why = err instanceof ApiError ? err.message : String(err);
+      this.#say(`${file.name} was not imported: ${why}`, true);
+    }
+  }
+
+  #say(text, isError) {
+    this.message.textContent = text;
+    this.message.classList.toggle('error', isError);
+    this.message.hidden = false;
   }
 
   #build(root) {
@@ -149,7 +225,41 @@ export class RunList {
       text: '.*',
       onclick: () => this.store.set({ regex: !this.store.state.regex }),
     });
+    this.tagSelect = el('select', {
+      class: 'select tag-filter',
+      'aria-label': 'Show the runs with this tag',
+      title: 'Show only the runs with this tag',
+      onchange: () => this.#setTagFilter(this.tagSelect.value),
+    });
     this.count = el('span', { class: 'count muted' });
+    this.importInput = el('input', {
+      type: 'file',
+      accept: '.json,application/json',
+      hidden: true,
+      onchange: () => this.importInput.files[0] && this.#import(this.importInput.files[0]),
+    });
+    const exportLink = el('a', {
+      class: 'button',
+      href: exportUrl(),
+      download: 'annotations.json',
+      title: "Download every run's tags and note as JSON, to share",
+      text: 'Export tags',
+    });
+    const importButton = el('button', {
+      class: 'button',
+      type: 'button',
+      title: 'Add the tags and notes of a file exported by "Export tags"',
+      text: 'Import tags',
+      onclick: () => this.importInput.click(),
+    });
+    this.message = el('p', { class: 'annotation-message', role: 'status', hidden: true });
+    this.editor = new AnnotationEditor(root, (id, annotation) => {
+      const run = this.runs.find((each) => each.id === id);
+      if (run) run.annotation = annotation; // shown now; the reload brings it to every view
+      this.#fillTagFilter();
+      this.#refilter();
+      this.#reload();
+    });
     this.clear = el('button', {
       class: 'button',
       type: 'button',
@@ -183,6 +293,7 @@ export class RunList {
       { class: 'run-grid thead', role: 'row' },
       el('span', {}, this.selectAll),
       el('span', {}, sortable('name', 'Run')),
+      el('span', { text: 'Tags · note' }),
       el('span', { class: 'num', text: 'Scalars' }),
       el('span', { text: 'Other data' }),
       el('span', { class: 'num', text: 'Points' }),
@@ -199,17 +310,31 @@ export class RunList {
       const row = event.target.closest('.run-row');
       if (row) this.#toggle(this.shown[Number(row.dataset.index)].id, event.target.checked);
     });
+    this.viewport.addEventListener('click', (event) => {
+      const row = event.target.closest('.run-row');
+      if (!row) return;
+      const chip = event.target.closest('.run-tag');
+      if (chip) this.#setTagFilter(chip.dataset.tag);
+      else if (event.target.closest('.edit-annotation')) {
+        this.editor.open(this.shown[Number(row.dataset.index)]);
+      }
+    });
     this.empty = el('p', { class: 'empty-note', hidden: true });
     root.append(
       el(
         'div',
         { class: 'toolbar' },
         el('div', { class: 'search' }, this.search, this.regexToggle),
+        this.tagSelect,
         this.count,
         el('span', { class: 'grow' }),
+        exportLink,
+        importButton,
+        this.importInput,
         this.clear,
         this.compare,
       ),
+      this.message,
       el('div', { class: 'run-table', role: 'table', 'aria-label': 'Runs' }, head, this.viewport),
       this.empty,
     );
@@ -256,7 +381,13 @@ export class RunList {
       const needle = q.toLowerCase();
       match = (run) => run.id.toLowerCase().includes(needle);
     }
-    this.shown = sortRuns(this.runs.filter(match), sort, desc);
+    const tag = this.tagFilter;
+    const tagged = tag ? (run) => (run.annotation?.tags ?? []).includes(tag) : () => true;
+    this.shown = sortRuns(
+      this.runs.filter((run) => match(run) && tagged(run)),
+      sort,
+      desc,
+    );
     this.spacer.style.height = `${this.shown.length * ROW_HEIGHT}px`;
     this.#changed();
   }
@@ -282,6 +413,8 @@ export class RunList {
         ? 'Looking for runs…'
         : `No runs yet under ${this.baseDir}. ` +
           'Runs appear here as soon as summary files are written.';
+    } else if (this.tagFilter) {
+      this.empty.textContent = `No run tagged ${this.tagFilter} matches the search.`;
     } else this.empty.textContent = 'No run matches the search.';
     this.#render();
   }
@@ -312,7 +445,8 @@ export class RunList {
       check: el('input', { type: 'checkbox' }),
       link: el('a', { class: 'run-link' }),
       dashboard: el('a', { class: 'dash-link', text: 'Dashboard' }),
-      scalars: el('span', { class: 'num' }),
+      annotation: el('span', { class: 'annotation' }),
+      scalars: el('span', { class: 'num scalars' }),
       other: el('span', { class: 'other muted' }),
       points: el('span', { class: 'num' }),
       status: el('span', { class: 'status' }),
@@ -344,6 +478,7 @@ export class RunList {
     c.dashboard.setAttribute('href', this.store.href({ view: 'run', runs: [run.id] }));
     c.dashboard.title = `Training dashboard of ${run.id}`;
     c.dashboard.setAttribute('aria-label', `Training dashboard of ${run.id}`);
+    this.#fillAnnotation(c.annotation, run);
     c.scalars.textContent = formatCount(run.tags.scalar?.length ?? 0);
     c.other.textContent = otherData(run.tags);
     c.other.title = c.other.textContent;
@@ -359,6 +494,30 @@ export class RunList {
     );
     c.created.textContent = formatTime(run.created);
     c.updated.textContent = formatTime(run.updated);
+  }
+
+  #fillAnnotation(cell, run) {
+    const { tags, note } = run.annotation ?? NO_ANNOTATION;
+    const chips = tags.map((tag) =>
+      el('button', {
+        class: 'run-tag',
+        type: 'button',
+        dataset: { tag },
+        title: `Show only the runs tagged ${tag}`,
+        text: tag,
+      }),
+    );
+    const noteText = note
+      ? [el('span', { class: 'run-note muted', title: note, text: note })]
+      : [];
+    const edit = el('button', {
+      class: 'icon-button edit-annotation',
+      type: 'button',
+      title: `Edit the tags and note of ${run.id}`,
+      'aria-label': `Edit the tags and note of ${run.id}`,
+      text: '✎',
+    });
+    cell.replaceChildren(edit, ...chips, ...noteText);
   }
 
   #toggle(id, on) {

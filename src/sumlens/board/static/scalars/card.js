@@ -12,10 +12,15 @@ import { ScalarChart } from './chart.js';
 const MIN_POINTS = 300;
 const MAX_POINTS = 4000;
 
+/** The x tag of a tag axis ("tag:epoch" -> "epoch"); null for step and time axes. */
+function xTagOf(axis) {
+  return axis.startsWith('tag:') ? axis.slice(4) : null;
+}
+
 export class TagCard {
   /**
-   * A card for `tag`. `view` provides `context(tag)` (runs, axis, smoothing, log, zoom,
-   * style) and `zoomed(tag, zoom)`, called when the user zooms this chart.
+   * A card for `tag`. `view` provides `context(tag)` (runs, axis, smoothing, log, envelope,
+   * zoom, style) and `zoomed(tag, zoom)`, called when the user zooms this chart.
    */
   constructor(tag, view) {
     this.tag = tag;
@@ -39,12 +44,13 @@ export class TagCard {
     this.csv = link('CSV');
     this.json = link('JSON');
     this.plot = el('div', { class: 'plot' });
+    this.flag = el('span', { class: 'chart-flag', hidden: true }); // said on the chart
     this.note = el('p', { class: 'card-note muted' });
     this.element = el(
       'article',
       { class: 'card', dataset: { tag, state: 'idle', draws: '0' } },
       el('header', {}, this.title, this.resetButton, this.csv, this.json),
-      this.plot,
+      el('div', { class: 'plot-box' }, this.plot, this.flag),
       this.note,
     );
   }
@@ -64,10 +70,10 @@ export class TagCard {
     this.#setState('idle');
   }
 
-  /** Update the download links for the `runs` now selected. */
-  setRuns(runs) {
-    this.csv.href = downloadUrl(runs, [this.tag], 'csv');
-    this.json.href = downloadUrl(runs, [this.tag], 'json');
+  /** Update the download links for the `runs` now selected, along `axis` (a tag: with x). */
+  setRuns(runs, axis) {
+    this.csv.href = downloadUrl(runs, [this.tag], 'csv', axis);
+    this.json.href = downloadUrl(runs, [this.tag], 'json', axis);
   }
 
   /** Fetch and draw the tag's series as the view's state says (only while on screen). */
@@ -87,6 +93,7 @@ export class TagCard {
           smoothing: context.smoothing,
           points: this.#points(),
           range: context.zoom?.x,
+          envelope: context.envelope,
         },
         controller.signal,
       );
@@ -97,6 +104,7 @@ export class TagCard {
       this.draws += 1;
       this.element.dataset.draws = String(this.draws);
       this.#describe(response, context.zoom);
+      this.#flagOrder(response);
       this.#setState(response.series.length ? 'ready' : 'empty');
     } catch (err) {
       if (err.name === 'AbortError') return;
@@ -136,9 +144,25 @@ export class TagCard {
     }
     const shown = series.reduce((sum, s) => sum + s.shown, 0);
     const total = series.reduce((sum, s) => sum + s.total, 0);
+    const missing = series.reduce((sum, s) => sum + (s.missing ?? 0), 0);
+    const xTag = xTagOf(response.axis);
     this.note.textContent =
       `${plural(series.length, 'curve')} · ${formatCount(shown)} of ` +
-      `${formatCount(total)} points shown${zoom ? ' · zoomed: double-click to show all' : ''}`;
+      `${formatCount(total)} points shown` +
+      (missing ? ` · ${formatCount(missing)} left out: no ${xTag} at their step` : '') +
+      (zoom ? ' · zoomed: double-click to show all' : '');
+  }
+
+  /** Say on the chart when the x tag goes back somewhere (the curves keep step order). */
+  #flagOrder(response) {
+    const xTag = xTagOf(response.axis);
+    const back = response.series.filter((s) => s.monotonic === false);
+    this.flag.hidden = !back.length;
+    this.flag.textContent = back.length
+      ? `${xTag} is not monotonic in step` +
+        (back.length < response.series.length ? ` (${plural(back.length, 'curve')})` : '') +
+        ': drawn in step order'
+      : '';
   }
 
   #setState(state) {

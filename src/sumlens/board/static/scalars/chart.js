@@ -1,18 +1,28 @@
 // chart.js: one tag's plotly chart.
 //
 // It turns a /scalars response into traces (per run and rank: the raw values as a faint
-// line, the server-smoothed values bold, as TensorBoard draws them) and reports the user's
-// zoom in the API's units (steps, seconds since the series' start, epoch seconds), so the
-// view can fetch the points of exactly that range. Plotly's SVG `scatter` is used, not
+// line, the server-smoothed values bold, as TensorBoard draws them; with the envelope, a
+// faint band from each bucket's min to its max under them) and reports the user's zoom in
+// the API's units (steps, seconds since the series' start, epoch seconds, the x tag's
+// values), so the view can fetch the points of exactly that range. Along a tag axis the
+// points come in step order, as the server joined them. Plotly's SVG `scatter` is used, not
 // `scattergl`: a browser allows only ~16 WebGL contexts per page.
 
 import { plotlyText } from '../core/dom.js';
-import { PLOT_CONFIG, fromPlotX, loadPlotly, toPlotX } from '../plots/plotly.js';
+import {
+  PLOT_CONFIG,
+  axisTitle,
+  chartLayout,
+  fromPlotX,
+  gridColour,
+  loadPlotly,
+  toPlotX,
+} from '../plots/plotly.js';
 
 const AXIS_TITLES = { step: 'step', relative: 'relative time (s)', wall: 'wall time' };
 const MAX_LEGEND = 8; // more series than this: no legend (the hover and the run list name them)
 const FONT = 'system-ui, -apple-system, "Segoe UI", Roboto, sans-serif';
-const GRID = '#eceff3';
+const ZOOM_KEY = /^[xy]axis\.(range|autorange)/; // a relayout's keys that zoom
 
 const CONFIG = {
   ...PLOT_CONFIG,
@@ -20,21 +30,63 @@ const CONFIG = {
   modeBarButtonsToRemove: [...PLOT_CONFIG.modeBarButtonsToRemove, 'resetScale2d'],
 };
 
-function xValues(series, axis) {
-  if (axis === 'step') return series.step;
-  const first = series.range.wall[0];
-  return series.wall.map((wall) => (axis === 'relative' ? wall - first : toPlotX('wall', wall)));
+const TAG_AXIS = 'tag:'; // an axis "tag:<name>": the x tag's values, joined on step by the server
+const ENVELOPE_OPACITY = 0.18;
+
+/** The x title of `axis` (a tag axis: the tag's name). */
+function axisName(axis) {
+  return AXIS_TITLES[axis] ?? axis.slice(TAG_AXIS.length);
+}
+
+/** Plotly x of `points` (a series or its envelope) whose series starts at `firstWall`. */
+function xValues(points, axis, firstWall) {
+  if (axis === 'step') return points.step;
+  if (axis.startsWith(TAG_AXIS)) return points.x;
+  return points.wall.map((wall) =>
+    axis === 'relative' ? wall - firstWall : toPlotX('wall', wall),
+  );
+}
+
+/** The faint band between each bucket's min and max (the max trace fills down to the min). */
+function envelopeTraces(series, x, colour, uid, meta) {
+  const band = {
+    type: 'scatter',
+    mode: 'lines',
+    x,
+    legendgroup: `series-${uid}`,
+    showlegend: false,
+    hoverinfo: 'skip',
+    opacity: ENVELOPE_OPACITY,
+    line: { color: colour, width: 0 },
+  };
+  return [
+    { ...band, uid: `min-${uid}`, y: series.envelope.min, meta: { ...meta, kind: 'min' } },
+    {
+      ...band,
+      uid: `max-${uid}`,
+      y: series.envelope.max,
+      fill: 'tonexty',
+      fillcolor: colour,
+      meta: { ...meta, kind: 'max' },
+    },
+  ];
 }
 
 function traces(response, axis, style, uid) {
+  const bands = []; // drawn first, under every line
   const out = [];
   for (const series of response.series) {
     const { colour, label } = style(series.run, series.rank);
     const id = uid(`${series.run}\u0000${series.rank}`);
-    const x = xValues(series, axis);
+    const firstWall = series.range.wall[0];
+    const x = xValues(series, axis, firstWall);
     const mode = series.shown === 1 ? 'markers' : 'lines';
     const name = plotlyText(label);
     const meta = { run: series.run, rank: series.rank, tag: series.tag };
+    if (series.envelope) {
+      const bandX = xValues(series.envelope, axis, firstWall);
+      bands.push(...envelopeTraces(series, bandX, colour, id, meta));
+    }
     out.push(
       {
         type: 'scatter',
@@ -70,7 +122,7 @@ function traces(response, axis, style, uid) {
       },
     );
   }
-  return out;
+  return [...bands, ...out];
 }
 
 function layout(axis, log, zoom, seriesCount) {
@@ -79,11 +131,8 @@ function layout(axis, log, zoom, seriesCount) {
   return {
     autosize: true,
     margin: { l: 56, r: 14, t: 8, b: 38 },
-    font: { family: FONT, size: 11, color: '#3c4043' },
-    paper_bgcolor: '#ffffff',
-    plot_bgcolor: '#ffffff',
+    ...chartLayout({ family: FONT, size: 11 }),
     hovermode: 'x unified',
-    hoverlabel: { namelength: -1, bgcolor: 'rgba(255,255,255,0.96)', bordercolor: '#dadce0' },
     showlegend: seriesCount > 1 && seriesCount <= MAX_LEGEND,
     legend: { orientation: 'h', x: 0, y: -0.22, yanchor: 'top', font: { size: 10 } },
     uirevision: 'chart', // keeps hidden legend entries across refreshes
@@ -91,8 +140,8 @@ function layout(axis, log, zoom, seriesCount) {
       type: axis === 'wall' ? 'date' : 'linear',
       autorange: true,
       ...xRange,
-      title: { text: AXIS_TITLES[axis], standoff: 4, font: { size: 10, color: '#80868b' } },
-      gridcolor: GRID,
+      title: axisTitle(axisName(axis)),
+      gridcolor: gridColour(),
       zeroline: false,
       automargin: true,
     },
@@ -100,7 +149,7 @@ function layout(axis, log, zoom, seriesCount) {
       type: log ? 'log' : 'linear',
       autorange: true,
       ...yRange,
-      gridcolor: GRID,
+      gridcolor: gridColour(),
       zeroline: false,
       automargin: true,
       exponentformat: 'e',
@@ -126,7 +175,8 @@ export class ScalarChart {
     this.axis = axis;
     const data = traces(response, axis, style, (key) => this.#uid(key));
     const Plotly = await loadPlotly();
-    await Plotly.react(this.div, data, layout(axis, log, zoom, data.length / 2), CONFIG);
+    const seriesCount = response.series.length;
+    await Plotly.react(this.div, data, layout(axis, log, zoom, seriesCount), CONFIG);
     if (!this.listening) {
       this.div.on('plotly_relayout', (event) => this.#relayout(event));
       this.listening = true;
@@ -150,8 +200,8 @@ export class ScalarChart {
   }
 
   #relayout(event) {
-    if (!Object.keys(event).some((key) => key.startsWith('xaxis') || key.startsWith('yaxis'))) {
-      return; // a resize, a legend click ...
+    if (!Object.keys(event).some((key) => ZOOM_KEY.test(key))) {
+      return; // a resize, a legend click, a change of theme ...
     }
     const { xaxis, yaxis } = this.div.layout;
     this.onZoom({

@@ -1,11 +1,12 @@
 // scalars.js: the Scalars view, the selected runs overlaid with one chart card per tag
 // (none selected: the most recent runs with scalars, see widgets/runsidebar.js shownRuns).
 //
-// It owns the view's controls (tag filter, smoothing, x axis, log scale, zoom reset,
-// downloads), the list of the runs shown with their colours, and the set of cards. Cards
-// draw only while on screen (an IntersectionObserver). Smoothing is done by the server on
-// the full-resolution series, so a curve does not change with zoom or downsampling; a zoom
-// asks the server for that range at full detail.
+// It owns the view's controls (tag filter, smoothing, x axis: step, time or another scalar
+// tag joined on step, log scale, min-max envelope, zoom reset, downloads), the list of the
+// runs shown with their colours, and the set of cards. Cards draw only while on screen (an
+// IntersectionObserver). Smoothing is done by the server on the full-resolution series, so
+// a curve does not change with zoom or downsampling; a zoom asks the server for that range
+// at full detail.
 
 import { downloadUrl } from '../core/api.js';
 import { collator, el, toolbar } from '../core/dom.js';
@@ -50,8 +51,23 @@ export class ScalarsView {
 
   /** What a card needs to load: the runs, the axis settings and the tag's zoom. */
   context(tag) {
-    const { axis, smoothing, log, zoom } = this.store.state;
-    return { runs: this.shown.runs, axis, smoothing, log, zoom: zoom[tag], style: this.style };
+    const { smoothing, log, zoom, envelope } = this.store.state;
+    const axis = this.#axis();
+    return {
+      runs: this.shown.runs,
+      axis,
+      smoothing,
+      log,
+      envelope,
+      zoom: zoom[tag],
+      style: this.style,
+    };
+  }
+
+  /** The x axis the server is asked for: step, relative, wall or tag:<the x tag>. */
+  #axis() {
+    const { axis, xtag } = this.store.state;
+    return xtag ? `tag:${xtag}` : axis;
   }
 
   /** The user zoomed the chart of `tag` ({x, y}: null where that axis shows everything). */
@@ -95,9 +111,23 @@ export class ScalarsView {
         class: 'segment',
         dataset: { axis },
         text: AXIS_LABELS[axis],
-        onclick: () => this.store.set({ axis, zoom: {} }), // ranges do not carry across axes
+        // ranges do not carry across axes
+        onclick: () => this.store.set({ axis, xtag: '', zoom: {} }),
       }),
     );
+    this.xTagSelect = el('select', {
+      class: 'select x-tag-select',
+      'aria-label': 'X axis: a scalar tag',
+      title: 'Plot against another scalar of the same run (epoch, tokens seen ...), by step',
+      onchange: () => this.store.set({ xtag: this.xTagSelect.value, zoom: {} }),
+    });
+    this.envelopeToggle = el('button', {
+      type: 'button',
+      class: 'toggle envelope-toggle',
+      text: 'Envelope',
+      title: 'Shade the min-max of the points each drawn point stands for (spikes always show)',
+      onclick: () => this.store.set({ envelope: !this.store.state.envelope }),
+    });
     this.logToggle = el('button', {
       type: 'button',
       class: 'toggle log-toggle',
@@ -129,7 +159,9 @@ export class ScalarsView {
           { class: 'segmented', role: 'group', 'aria-label': 'X axis' },
           ...this.axisButtons,
         ),
+        this.xTagSelect,
         this.logToggle,
+        this.envelopeToggle,
         el('span', { class: 'grow' }),
         this.resetAll,
         el('span', { class: 'download muted' }, 'Download', this.csv, this.json),
@@ -153,7 +185,8 @@ export class ScalarsView {
     if (changed.has('runs') || changed.has('tags')) {
       this.#rebuild();
       if (changed.has('runs')) this.#reloadVisible();
-    } else if (['smoothing', 'axis', 'log'].some((key) => changed.has(key))) {
+    } else if (['smoothing', 'axis', 'xtag', 'log', 'envelope'].some((key) => changed.has(key))) {
+      if (changed.has('axis') || changed.has('xtag')) this.#updateLinks();
       this.#reloadVisible();
     } else if (changed.has('zoom')) {
       for (const card of this.cards.values()) card.zoomTo(state.zoom[card.tag]);
@@ -167,9 +200,12 @@ export class ScalarsView {
     if (document.activeElement !== this.smoothingBox) this.smoothingBox.value = smoothing;
     if (document.activeElement !== this.slider) this.slider.value = smoothing;
     for (const button of this.axisButtons) {
-      button.setAttribute('aria-pressed', String(button.dataset.axis === state.axis));
+      const pressed = !state.xtag && button.dataset.axis === state.axis;
+      button.setAttribute('aria-pressed', String(pressed));
     }
+    this.#syncXTags(state);
     this.logToggle.setAttribute('aria-pressed', String(state.log));
+    this.envelopeToggle.setAttribute('aria-pressed', String(state.envelope));
     this.sidebar.sync();
     this.resetAll.disabled = !Object.keys(state.zoom).length;
   }
@@ -179,7 +215,8 @@ export class ScalarsView {
     return JSON.stringify(
       shown.runs.map((id) => {
         const run = this.meta.get(id);
-        return [id, run && [run.updated, run.points, run.status, run.tags.scalar, run.ranks]];
+        const colour = run?.annotation?.colour;
+        return [id, run && [run.updated, run.points, run.status, run.tags.scalar, run.ranks, colour]];
       }),
     );
   }
@@ -198,6 +235,8 @@ export class ScalarsView {
     const tags = [...all].filter(this.tagFilter.matcher(filter)).sort(collator.compare);
     this.tagFilter.counted(tags.length, all.size);
     this.shownTags = tags;
+    this.xTags = [...all].sort(collator.compare);
+    this.#syncXTags(this.store.state);
 
     this.watch.drop(this.cards, new Set(tags));
     for (const tag of tags) {
@@ -218,12 +257,10 @@ export class ScalarsView {
       ...shown.runs.map((id) => {
         const run = this.meta.get(id);
         const ranks = run && run.ranks.length > 1 ? run.ranks : [null];
-        const swatches = ranks.map((rank) =>
-          el('span', {
-            class: 'swatch',
-            title: this.style(id, rank).label,
-            style: `background:${this.style(id, rank).colour}`,
-          }),
+        const swatches = this.sidebar.swatches(
+          id,
+          ranks.map((rank) => this.style(id, rank)),
+          run,
         );
         const remove = this.sidebar.remove(id, shown);
         const name = el('span', { class: 'run-name', title: id, text: id });
@@ -233,16 +270,33 @@ export class ScalarsView {
             : ranks.length > 1
               ? el('span', { class: 'muted', text: `${ranks.length} ranks` })
               : null;
-        return el('li', {}, el('span', { class: 'swatches' }, ...swatches), name, note, remove);
+        return el('li', {}, swatches, name, note, remove);
       }),
     );
   }
 
+  /** The x tag choices: the scalar tags of the runs shown (and the URL's, even if none has it). */
+  #syncXTags(state) {
+    const tags = this.xTags ?? [];
+    const choices = state.xtag && !tags.includes(state.xtag) ? [state.xtag, ...tags] : tags;
+    const key = JSON.stringify(choices);
+    if (key !== this.xTagKey) {
+      this.xTagKey = key;
+      this.xTagSelect.replaceChildren(
+        el('option', { value: '', text: 'X: a tag…' }),
+        ...choices.map((tag) => el('option', { value: tag, text: tag })),
+      );
+    }
+    this.xTagSelect.value = state.xtag;
+    this.xTagSelect.classList.toggle('active', Boolean(state.xtag));
+  }
+
   #updateLinks() {
     const { runs } = this.shown;
-    this.csv.href = downloadUrl(runs, this.shownTags, 'csv');
-    this.json.href = downloadUrl(runs, this.shownTags, 'json');
-    for (const card of this.cards.values()) card.setRuns(runs);
+    const axis = this.#axis();
+    this.csv.href = downloadUrl(runs, this.shownTags, 'csv', axis);
+    this.json.href = downloadUrl(runs, this.shownTags, 'json', axis);
+    for (const card of this.cards.values()) card.setRuns(runs, axis);
   }
 
   #showMessage(shown, tagCount, shownCount) {

@@ -5,9 +5,13 @@
 // runs that hold the view's data (shownRuns), as TensorBoard shows every run, and the
 // sidebar says so, with a link to the Runs page to choose others. Each view draws its own
 // list items (colours, counts); the sidebar owns the frame: heading, "Edit selection"
-// link, that note, and the button taking a run out of the view.
+// link, that note, the button taking a run out of the view, and each run's colour picker
+// (its swatches, which save the chosen colour as the run's annotation in the workspace:
+// PUT /api/v1/annotation, then the page reloads the run list to recolour every view).
 
+import { ApiError, apiUrl } from '../core/api.js';
 import { collator, el, formatCount } from '../core/dom.js';
+import { chosenColour } from './colours.js';
 
 const DEFAULT_RUNS = 10; // runs shown while none is selected (the most recent ones)
 
@@ -62,6 +66,7 @@ export class RunsSidebar {
     this.noteText = el('span');
     this.noteLink = el('a', { class: 'link', text: 'Choose runs' });
     this.note = el('p', { class: 'shown-note', hidden: true }, this.noteText, ' ', this.noteLink);
+    this.problem = el('p', { class: 'sidebar-problem', role: 'alert', hidden: true });
   }
 
   /** The runs to show now, given `meta` (run id -> /runs entry): see shownRuns. */
@@ -103,6 +108,62 @@ export class RunsSidebar {
     });
   }
 
+  /**
+   * Run `id`'s swatches (`styles`: the {colour, label} of each of its series) as the
+   * picker of its colour; `entry`: its /runs entry. A run whose colour was chosen also gets
+   * a button back to the automatic colour.
+   */
+  swatches(id, styles, entry) {
+    const input = el('input', {
+      type: 'color',
+      class: 'colour-input',
+      value: styles[0].colour,
+      'aria-label': `Colour of ${id}`,
+      onchange: () => this.#saveColour(id, entry, input.value),
+    });
+    const swatches = styles.map(({ colour, label }) =>
+      el('span', { class: 'swatch', title: label, style: `background:${colour}` }),
+    );
+    const reset = chosenColour(entry)
+      ? el('button', {
+          class: 'icon-button colour-reset',
+          type: 'button',
+          title: 'Back to the automatic colour',
+          'aria-label': `Automatic colour for ${id}`,
+          text: '↺',
+          onclick: () => this.#saveColour(id, entry, null),
+        })
+      : null;
+    return el(
+      'span',
+      { class: 'colour-pick' },
+      el('label', { class: 'swatches', title: `Choose the colour of ${id}` }, ...swatches, input),
+      reset,
+    );
+  }
+
+  /** Store `colour` (#rrggbb, null: automatic) in run `id`'s annotation, keeping the rest. */
+  async #saveColour(id, entry, colour) {
+    const annotation = entry?.annotation ?? {};
+    const body = { tags: annotation.tags ?? [], note: annotation.note ?? '', colour };
+    try {
+      const response = await fetch(apiUrl('annotation', [['run', id]]), {
+        method: 'PUT',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      if (!response.ok) {
+        const detail = await response.json().then((b) => b.detail, () => response.statusText);
+        throw new ApiError(response.status, JSON.stringify(detail));
+      }
+      this.problem.hidden = true;
+      document.dispatchEvent(new CustomEvent('sumlens:runs-changed'));
+    } catch (err) {
+      this.problem.textContent = `Could not save the colour of ${id}: ${err.message}`;
+      this.problem.hidden = false;
+    }
+  }
+
   /** The sidebar (heading with the edit link, the note, the list) beside `cards`. */
   element(cards) {
     return el(
@@ -113,6 +174,7 @@ export class RunsSidebar {
         { class: 'sidebar' },
         el('div', { class: 'sidebar-head' }, el('h2', { text: 'Runs' }), this.editLink),
         this.note,
+        this.problem,
         this.list,
       ),
       cards,

@@ -1,0 +1,115 @@
+"""Run annotations (tags, a note, a colour) under ``/api/v1``: set one, export all, import.
+
+* ``PUT /annotation?run=<run id>`` with ``{"tags": [...], "note": "...", "colour": "#rrggbb"
+  | null}`` (all three) stores the run's annotation and answers it; an unknown run is a 404.
+* ``GET /annotations`` answers ``{"base_dir": ..., "annotations": {run id: annotation}}``,
+  the file a team shares.
+* ``POST /annotations`` takes that same JSON and merges it in (runs not served now are kept
+  for when they appear); it answers what it did, in counts.
+
+Bodies must be ``application/json``: a page of another site can send a form or plain text
+without asking, but not JSON (on top of :class:`~sumlens.board.server.app.HostGuard`). What
+is stored, and the checks, are :mod:`sumlens.board.data.annotations`'.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import orjson
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import Response
+from starlette.concurrency import run_in_threadpool
+
+from sumlens.board.data.annotations import (
+    AnnotationStore,
+    check_run_id,
+    parse_annotation,
+    parse_import,
+)
+from sumlens.board.data.surface import ReadSurface
+from sumlens.board.errors import BoardError, NotFound
+from sumlens.board.responses import json_response
+
+MAX_BODY_BYTES = 32 * 1024 * 1024
+"""The largest import (and annotation) body read."""
+
+
+class BodyError(BoardError):
+    """A request body that is not JSON, or too large."""
+
+    status = 400
+
+
+class MediaTypeError(BoardError):
+    """A request body that does not say it is JSON."""
+
+    status = 415
+
+
+async def _json_body(request: Request) -> Any:
+    """The request's JSON body, or a 4xx saying what is wrong with it."""
+    media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if media != "application/json":
+        raise MediaTypeError(
+            f"Content-Type={media or None!r} is not allowed: send the body as application/json"
+        )
+    body = await request.body()
+    if len(body) > MAX_BODY_BYTES:
+        raise BodyError(f"the body holds {len(body):,} bytes: at most {MAX_BODY_BYTES:,}")
+    try:
+        return orjson.loads(body)
+    except orjson.JSONDecodeError as err:
+        raise BodyError(f"the body is not JSON ({err})") from None
+
+
+def make_annotation_router(surface: ReadSurface, store: AnnotationStore) -> APIRouter:
+    """The annotation routes of ``surface``'s runs, kept in ``store``."""
+    router = APIRouter(prefix="/api/v1")
+
+    @router.put("/annotation", summary="Set a run's tags, note and colour")
+    async def put_annotation(
+        request: Request,
+        run: Annotated[str, Query(description="the run id, e.g. ./a/b")],
+    ) -> Response:
+        run_id = check_run_id(run)
+        annotation = parse_annotation(await _json_body(request))
+
+        def put() -> Response:  # off the event loop: it waits on the loader's lock and disk
+            if not surface.has_run(run_id):
+                raise NotFound(f"run={run_id!r} is not a run being served")
+            return json_response(store.put(run_id, annotation).as_json())
+
+        return await run_in_threadpool(put)
+
+    @router.get("/annotations", summary="Every run's annotation, as a file to share")
+    def export_annotations() -> Response:
+        body = {
+            "base_dir": store.base_dir,
+            "annotations": {run: each.as_json() for run, each in store.all().items()},
+        }
+        return Response(
+            orjson.dumps(body, option=orjson.OPT_INDENT_2),
+            media_type="application/json",
+            headers={"Content-Disposition": 'attachment; filename="annotations.json"'},
+        )
+
+    @router.post("/annotations", summary="Merge annotations exported by GET /annotations")
+    async def import_annotations(request: Request) -> Response:
+        base_dir, incoming = parse_import(await _json_body(request))
+
+        def merge() -> Response:  # off the event loop, as put's
+            counts = store.merge(incoming)
+            served = sum(surface.has_run(run_id) for run_id in incoming)
+            return json_response(
+                {
+                    **counts,
+                    "runs": len(incoming),
+                    "not_served": len(incoming) - served,  # kept for when they appear
+                    "from_base_dir": base_dir,
+                }
+            )
+
+        return await run_in_threadpool(merge)
+
+    return router

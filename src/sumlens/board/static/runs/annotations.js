@@ -1,0 +1,114 @@
+// annotations.js: a run's tags, note and colour as the server keeps them in the workspace
+// (board/api/annotations.py): setting one, importing a shared file, the export's link, and
+// the dialog that edits a run's tags and note.
+//
+// The server checks every field and answers a bad one with a one-line detail naming it;
+// the dialog shows that detail as typed and keeps what the user wrote, so nothing is lost.
+
+import { ApiError, apiUrl } from '../core/api.js';
+import { el } from '../core/dom.js';
+
+export const NO_ANNOTATION = Object.freeze({ tags: [], note: '', colour: null });
+const MAX_NOTE_CHARS = 10000; // MAX_NOTE_CHARS in board/data/annotations.py
+
+async function sendJSON(method, path, params, body) {
+  const response = await fetch(apiUrl(path, params), {
+    method,
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const answer = await response.json().catch(() => ({ detail: response.statusText }));
+  if (!response.ok) throw new ApiError(response.status, answer.detail ?? response.statusText);
+  return answer;
+}
+
+/** PUT /api/v1/annotation: store `annotation` ({tags, note, colour}) as `run`'s; the stored one. */
+export function putAnnotation(run, annotation) {
+  return sendJSON('PUT', 'annotation', [['run', run]], annotation);
+}
+
+/** POST /api/v1/annotations: merge an exported file's JSON in; the counts of what changed. */
+export function importAnnotations(body) {
+  return sendJSON('POST', 'annotations', [], body);
+}
+
+/** The link that downloads every run's annotation as JSON (GET /api/v1/annotations). */
+export function exportUrl() {
+  return apiUrl('annotations').href;
+}
+
+/** The tags typed in one line, comma-separated ("a, b," gives ["a", "b"]). */
+export function parseTags(text) {
+  return text
+    .split(',')
+    .map((tag) => tag.trim())
+    .filter(Boolean);
+}
+
+/** The modal dialog that edits a run's tags and note (its colour is kept as it is). */
+export class AnnotationEditor {
+  constructor(root, onSaved) {
+    this.onSaved = onSaved; // (run id, stored annotation)
+    this.title = el('h2', { class: 'annotation-title' });
+    this.tags = el('input', {
+      class: 'annotation-tags',
+      type: 'text',
+      placeholder: 'baseline, lr=0.1, seed=2',
+      autocomplete: 'off',
+    });
+    this.note = el('textarea', { class: 'annotation-note', rows: '5', maxlength: MAX_NOTE_CHARS });
+    this.error = el('p', { class: 'annotation-error', role: 'alert', hidden: true });
+    this.save = el('button', { class: 'button primary', type: 'submit', text: 'Save' });
+    const cancel = el('button', {
+      class: 'button',
+      type: 'button',
+      text: 'Cancel',
+      onclick: () => this.dialog.close(),
+    });
+    const form = el(
+      'form',
+      { method: 'dialog', onsubmit: (event) => this.#submit(event) },
+      this.title,
+      el('label', { class: 'annotation-field' }, 'Tags, separated by commas', this.tags),
+      el('label', { class: 'annotation-field' }, 'Note', this.note),
+      this.error,
+      el('div', { class: 'annotation-actions' }, cancel, this.save),
+    );
+    this.dialog = el('dialog', { class: 'annotation-editor', 'aria-label': 'Tags and note' }, form);
+    root.append(this.dialog);
+  }
+
+  /** Edit the annotation of `run` (a run list entry). */
+  open(run) {
+    const annotation = run.annotation ?? NO_ANNOTATION;
+    this.run = run.id;
+    this.colour = annotation.colour;
+    this.title.textContent = `Tags and note of ${run.id}`;
+    this.tags.value = annotation.tags.join(', ');
+    this.note.value = annotation.note;
+    this.error.hidden = true;
+    this.save.disabled = false;
+    this.dialog.showModal();
+    this.tags.focus();
+  }
+
+  async #submit(event) {
+    event.preventDefault();
+    const annotation = {
+      tags: parseTags(this.tags.value),
+      note: this.note.value,
+      colour: this.colour,
+    };
+    this.save.disabled = true;
+    try {
+      const stored = await putAnnotation(this.run, annotation);
+      this.dialog.close();
+      this.onSaved(this.run, stored);
+    } catch (err) {
+      this.error.textContent = `Not saved: ${err instanceof ApiError ? err.message : err}`;
+      this.error.hidden = false;
+    } finally {
+      this.save.disabled = false;
+    }
+  }
+}
