@@ -14,7 +14,7 @@ MI_STAMP   := $(MI_VENV)/.sumlens-installed-mindinsight-$(MI_VERSION)
 MINDINSIGHT_BIN := $(MI_VENV)/bin/mindinsight
 
 .PHONY: demo test lint npm chromium-check proto bench bench-anchors bench-write bench-train bench-collector bench-thor \
-	bench-landscape bench-board bench-views mindinsight clean
+	bench-landscape bench-board bench-views bench-remote mindinsight clean
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -114,6 +114,11 @@ bench-views: $(STAMP) $(NPM_STAMP) chromium-check
 	$(PY) benchmarks/bench_graph_view.py
 	$(PY) benchmarks/bench_lineage_view.py
 	$(PY) benchmarks/bench_embedding_view.py
+
+# Serving from object storage: sumlens and TensorBoard over one bucket of moto's S3 server
+# behind a proxy that delays every request by 20 ms (3 rounds, TensorBoard in one: ~25 min).
+bench-remote: $(STAMP)
+	$(PY) benchmarks/bench_remote.py
 
 # loss-landscapes is the third method of bench_landscape.py (numpy only besides torch).
 bench-landscape: $(STAMP)
