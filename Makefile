@@ -14,7 +14,7 @@ MI_STAMP   := $(MI_VENV)/.sumlens-installed-mindinsight-$(MI_VERSION)
 MINDINSIGHT_BIN := $(MI_VENV)/bin/mindinsight
 
 .PHONY: demo test lint npm chromium-check proto bench bench-anchors bench-write bench-train bench-collector bench-thor \
-	bench-landscape bench-board bench-views bench-remote mindinsight clean
+	bench-landscape bench-board bench-views bench-remote bench-snapshot mindinsight clean
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -119,6 +119,10 @@ bench-views: $(STAMP) $(NPM_STAMP) chromium-check
 # behind a proxy that delays every request by 20 ms (3 rounds, TensorBoard in one: ~25 min).
 bench-remote: $(STAMP)
 	$(PY) benchmarks/bench_remote.py
+
+# A 50-run snapshot file: its size and its open time in Chromium (needs Chromium too).
+bench-snapshot: $(STAMP) chromium-check
+	$(PY) benchmarks/bench_snapshot.py
 
 # loss-landscapes is the third method of bench_landscape.py (numpy only besides torch).
 bench-landscape: $(STAMP)

@@ -3,7 +3,8 @@
 ``--version``; ``demo`` (write a small run and read it back); ``read`` (print what an event
 file or run directory holds, with any damage found); the dashboard's ``start`` (in the
 background), ``stop`` and ``serve`` (in the foreground), ``export`` (the scalars of
-many runs to one CSV, JSON or Parquet file), and ``upload`` (what a writer to object
+many runs to one CSV, JSON or Parquet file), ``snapshot`` (one self-contained HTML file of
+runs' charts and images), and ``upload`` (what a writer to object
 storage left in its spool). The dashboard's modules are
 imported inside the subcommands, but for its light settings (the help strings show their
 defaults), so ``sumlens --version`` stays instant.
@@ -344,6 +345,47 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _snapshot(args: argparse.Namespace) -> int:
+    """Write one self-contained HTML file of some runs' scalars and images."""
+    from sumlens.board.api.query import compile_pattern
+    from sumlens.board.data.annotations import workspace_store
+    from sumlens.board.data.loader import Loader
+    from sumlens.board.errors import BoardError
+    from sumlens.board.server.app import plotly_js
+    from sumlens.board.settings import BoardSettings, BoardSettingsError
+    from sumlens.board.snapshot.build import build
+
+    try:
+        settings = BoardSettings.create(
+            base_dir=args.base_dir,
+            workspace=args.workspace,
+            storage_options=_storage_options(args.storage_options or []),
+        )
+        out = Path(args.output)
+        if not out.parent.is_dir():
+            raise BoardSettingsError(
+                f"-o {args.output!r}: the folder {str(out.parent)!r} does not exist"
+            )
+        compile_pattern("--runs", args.runs)  # checked here, named as the user typed them
+        compile_pattern("--tags", args.tags)
+        loader = Loader(
+            settings.base_dir, settings.workspace, storage_options=dict(settings.storage_options)
+        )
+        try:
+            loader.poll()
+            notes = workspace_store(settings.workspace, loader.location).all()
+            page = build(loader, notes, plotly_js(), run_regex=args.runs, tag_regex=args.tags)
+        finally:
+            loader.stop()
+        out.write_text(page, encoding="utf-8")
+    except (BoardSettingsError, BoardError) as err:
+        return _fail(str(err), "snapshot")
+    except OSError as err:
+        return _fail(_os_error_text(err), "snapshot")
+    print(f"wrote a snapshot of {len(page):,} bytes to {out}")
+    return 0
+
+
 def _upload(location: str, storage_options: list[str] | None) -> int:
     """Upload what writers to object storage left in their spools (killed, or the store
     down when they closed); a spool whose writer still runs is left to it."""
@@ -436,6 +478,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="DIR",
         help=f"where the column cache lives (default {DEFAULT_WORKSPACE})",
     )
+    snapshot = commands.add_parser(
+        "snapshot", help="write one self-contained HTML file of runs' charts and images"
+    )
+    base = snapshot.add_mutually_exclusive_group(required=True)
+    base.add_argument("--summary-base-dir", dest="base_dir", metavar="DIR")
+    base.add_argument("--logdir", dest="base_dir", metavar="DIR", help="the same")
+    snapshot.add_argument("--runs", metavar="REGEX", help="runs whose id matches (default: all)")
+    snapshot.add_argument("--tags", metavar="REGEX", help="tags that match (default: all)")
+    snapshot.add_argument("-o", "--output", metavar="FILE", required=True)
+    _storage_option_flag(snapshot)
+    snapshot.add_argument(
+        "--workspace",
+        metavar="DIR",
+        help=f"where the column cache and annotations live (default {DEFAULT_WORKSPACE})",
+    )
     upload = commands.add_parser(
         "upload", help="upload the spool a writer to object storage left (killed, store down)"
     )
@@ -458,6 +515,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _serve(args, serve)
     if args.command == "export":
         return _export(args)
+    if args.command == "snapshot":
+        return _snapshot(args)
     parser.print_help()
     return 0
 

@@ -4,13 +4,16 @@
 
     server         the web application, its pages, the ``sumlens start`` daemon
     api            our own /api/v1 routes          mindinsight   MindInsight's routes
+    snapshot       the offline page of some runs (``sumlens snapshot``, its route)
     data           discovery, reading, the column store, the read surface
     (low)          errors, responses, proto_text, slicing, settings, csv_cells
 
 Rules: only the data wing reads run files or lists directories, and it does so through
 the storage seam of :mod:`sumlens.io` (the column store's own workspace files aside);
-routes of both faces read through the data wing's read surface only; route modules never
-import one another, nor the other face; the low modules import no wing.
+routes of both faces, and the snapshot, read through the data wing's read surface only;
+route modules never import one another, nor the other face; the snapshot builds on the
+api wing's helpers (no route module) as the api's own snapshot route builds on it; the low
+modules import no wing.
 """
 
 from __future__ import annotations
@@ -21,12 +24,13 @@ from pathlib import Path
 from helpers.source_imports import SRC, imports_of, parsed_sources, where
 
 BOARD = "sumlens.board"
-WINGS = ("server", "api", "mindinsight", "data")
+WINGS = ("server", "api", "mindinsight", "snapshot", "data")
 FILE_ACCESS_ALLOWED = {
     "sumlens.board.data.store": "the column store's files in the workspace, not run files",
     "sumlens.board.server.daemon": "the daemon's own log, pid and state files",
     "sumlens.board.server.static_assets": "the package's static pages",
     "sumlens.board.api.export": "the export file the user names",
+    "sumlens.board.snapshot.page": "the package's page files it inlines (template, style.css)",
     "sumlens.board.data.watch": "the system's mount table (/proc/self/mountinfo)",
 }
 """Modules that open or list files that are not run files, and which files those are."""
@@ -115,7 +119,7 @@ def test_only_the_data_wing_reads_run_files() -> None:
 def test_routes_read_through_the_surface() -> None:
     problems = []
     for module, path, tree in SOURCES:
-        if _wing(module) not in ("api", "mindinsight"):
+        if _wing(module) not in ("api", "mindinsight", "snapshot"):
             continue
         for imp in imports_of(module, path, tree):
             if _wing_of_target(imp.target) == "data" and imp.target not in SURFACE_MODULES:
@@ -135,8 +139,10 @@ def _crosses(mine: str, target: str) -> bool:
     if mine == "api":
         return target in ROUTE_MODULES or theirs == "mindinsight"
     if mine == "mindinsight":
-        return theirs == "api"
-    faces = {"api", "mindinsight", "server"}
+        return theirs in ("api", "snapshot")
+    if mine == "snapshot":
+        return target in ROUTE_MODULES or theirs in ("mindinsight", "server")
+    faces = {"api", "mindinsight", "server", "snapshot"}
     return theirs in faces | {"data"} if mine == "low" else mine == "data" and theirs in faces
 
 
@@ -170,3 +176,5 @@ def test_rules_catch_what_they_should() -> None:
     assert _crosses("data", "sumlens.board.server.app")
     assert not _crosses("api", "sumlens.board.api.query")
     assert not _crosses("server", "sumlens.board.api.runs")
+    assert _crosses("snapshot", "sumlens.board.api.runs")
+    assert not _crosses("snapshot", "sumlens.board.api.scalar_series")

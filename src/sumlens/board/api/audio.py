@@ -16,8 +16,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
-from sumlens.board.api.kept import kept_value
-from sumlens.board.api.lookup import pick_series, step_index
+from sumlens.board.api.kept import at_step, kept_value
+from sumlens.board.api.lookup import pick_series
 from sumlens.board.data.surface import ReadSurface
 from sumlens.board.errors import NotFound, ValueUnreadable
 from sumlens.board.responses import json_response
@@ -27,7 +27,9 @@ from sumlens.io.wav import wav_layout
 RunParam = Annotated[str, Query(description="run id, e.g. ./ or ./a/b")]
 TagParam = Annotated[str, Query(description="the clip's tag")]
 RankParam = Annotated[int | None, Query(description="the rank (files without one: omit)")]
-StepParam = Annotated[int | None, Query(description="the step (default: the newest kept)")]
+StepParam = Annotated[
+    int | None, Query(description="any recorded step, kept or not (default: the newest kept)")
+]
 AUDIO_TYPES = frozenset({"audio/wav", "audio/wave", "audio/x-wav", "audio/mpeg", "audio/ogg",
                          "audio/flac", "audio/webm", "audio/mp4", "audio/aac"})  # fmt: skip
 MAGIC = ((b"RIFF", "audio/wav"), (b"OggS", "audio/ogg"), (b"fLaC", "audio/flac"),
@@ -70,8 +72,8 @@ def make_audio_router(surface: ReadSurface) -> APIRouter:
     def audio(
         run: RunParam, tag: TagParam, step: StepParam = None, rank: RankParam = None
     ) -> Response:
-        chosen = pick_series(surface, run, "audio", tag, rank)
-        clip = kept_value(surface, chosen, step_index(chosen, step), Audio)
+        chosen, index = at_step(pick_series(surface, run, "audio", tag, rank), step)
+        clip = kept_value(surface, chosen, index, Audio)
         return Response(
             clip.encoded,
             media_type=media_type(clip),

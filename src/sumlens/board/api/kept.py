@@ -1,5 +1,5 @@
-"""One kept value of a series, for the routes that serve kept values (of a given type:
-:func:`kept_value`).
+"""One value of a series, for the routes that serve values (of a given type:
+:func:`kept_value`), at a kept step or any other recorded one (:func:`at_step`).
 
 A value its file no longer holds, or one of another type than the route serves, becomes
 :class:`~sumlens.board.errors.NotFound` naming it; a damaged one raises
@@ -8,12 +8,47 @@ A value its file no longer holds, or one of another type than the route serves, 
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, TypeVar
 
+import numpy as np
+
+from sumlens.board.api.lookup import step_index
 from sumlens.board.data.surface import ReadSurface, Samples
 from sumlens.board.errors import NotFound
 
 T = TypeVar("T")
+
+
+def at_step(samples: Samples, step: int | None) -> tuple[Samples, int]:
+    """Where the value at ``step`` of ``samples`` is: ``(series, index)`` for
+    :func:`value_at`, the newest kept one when ``step`` is None.
+
+    A step outside the kept sample is looked up in the series' index of every recorded
+    step (:attr:`Samples.recorded`): the series handed back then holds that one record, so
+    reading it reads that record alone (one ranged read, whatever the storage).
+    :class:`NotFound` names a step that was never recorded (or not indexed)."""
+    if step is None or samples.recorded is None or bool((samples.items["step"] == step).any()):
+        return samples, step_index(samples, step)
+    rows = samples.recorded
+    at = int(np.searchsorted(rows["step"], step))
+    if at == rows.size or int(rows["step"][at]) != step:
+        raise NotFound(f"step={step} of {samples.tag!r} was never recorded; {_recorded(samples)}")
+    row = rows[at]
+    item = np.array(
+        [(-1, step, row["wall"], row["file"], row["offset"], row["length"])],
+        dtype=samples.items.dtype,
+    )
+    return dataclasses.replace(samples, items=item, recorded=None), 0
+
+
+def _recorded(samples: Samples) -> str:
+    """Which steps can be asked for, said briefly (the index may hold thousands)."""
+    steps = np.union1d(samples.recorded["step"], samples.items["step"])
+    if not steps.size:
+        return "no step is recorded"
+    every = "" if samples.stride == 1 else f"; one step in {samples.stride} is indexed"
+    return f"{steps.size} recorded steps from {int(steps[0])} to {int(steps[-1])}{every}"
 
 
 def value_at(surface: ReadSurface, samples: Samples, index: int) -> Any:

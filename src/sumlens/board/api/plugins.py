@@ -16,13 +16,13 @@ from fastapi.responses import Response
 from google.protobuf.json_format import MessageToDict
 from google.protobuf.message import Message as ProtoMessage
 
-from sumlens.board.api.kept import value_at
+from sumlens.board.api.kept import at_step, value_at
 from sumlens.board.api.lookup import pick_series, step_index
 from sumlens.board.data.surface import ReadSurface
 from sumlens.board.errors import NotFound, QueryError, ValueUnreadable
 from sumlens.board.plugins import MESSAGE_PLUGINS
 from sumlens.board.plugins import SAMPLED as PLUGINS
-from sumlens.board.responses import json_response
+from sumlens.board.responses import image_media_type, json_response
 from sumlens.board.slicing import SliceError, statistics, take
 from sumlens.io import Histogram, Image
 
@@ -30,7 +30,10 @@ RunParam = Annotated[str, Query(description="run id, e.g. ./ or ./a/b")]
 TagParam = Annotated[str, Query(description="the value's tag")]
 RankParam = Annotated[int | None, Query(description="the rank (files without one: omit)")]
 StepParam = Annotated[int | None, Query(description="the step (default: the newest kept)")]
-IMAGE_TYPES = ((b"\x89PNG", "image/png"), (b"\xff\xd8", "image/jpeg"), (b"GIF8", "image/gif"))
+AnyStepParam = Annotated[
+    int | None,
+    Query(description="any recorded step, kept or not (default: the newest kept)"),
+]
 
 
 def histogram_json(step: int, wall: float, histogram: Histogram) -> dict[str, Any]:
@@ -55,7 +58,11 @@ def make_plugin_router(surface: ReadSurface) -> APIRouter:
     """The routes of images, histograms and tensors over ``surface``."""
     router = APIRouter(prefix="/api/v1")
 
-    @router.get("/samples", summary="The kept steps of a non-scalar series, per rank")
+    @router.get(
+        "/samples",
+        summary="The kept steps of a non-scalar series, per rank, and every recorded step "
+        "(`recorded`; every `stride`-th once a long series' index is thinned out)",
+    )
     def samples(
         run: RunParam,
         plugin: Annotated[str, Query(description=f"one of {', '.join(PLUGINS)}")],
@@ -73,6 +80,10 @@ def make_plugin_router(surface: ReadSurface) -> APIRouter:
                         "tag": s.tag,
                         "step": np.ascontiguousarray(s.items["step"]),
                         "wall": np.ascontiguousarray(s.items["wall"]),
+                        "recorded": None
+                        if s.recorded is None
+                        else np.ascontiguousarray(s.recorded["step"]),
+                        "stride": s.stride,
                     }
                     for s in surface.samples(run, plugin, tag)
                 ]
@@ -81,13 +92,13 @@ def make_plugin_router(surface: ReadSurface) -> APIRouter:
 
     @router.get("/image", summary="One image as stored (PNG for sumlens and MindSpore runs)")
     def image(
-        run: RunParam, tag: TagParam, step: StepParam = None, rank: RankParam = None
+        run: RunParam, tag: TagParam, step: AnyStepParam = None, rank: RankParam = None
     ) -> Response:
-        chosen = pick_series(surface, run, "image", tag, rank)
-        picture = value_at(surface, chosen, step_index(chosen, step))
+        chosen, index = at_step(pick_series(surface, run, "image", tag, rank), step)
+        picture = value_at(surface, chosen, index)
         if not isinstance(picture, Image):
             raise NotFound(f"{tag!r} holds no image")
-        media = next((m for magic, m in IMAGE_TYPES if picture.encoded.startswith(magic)), None)
+        media = image_media_type(picture.encoded)
         return Response(
             picture.encoded,
             media_type=media or "application/octet-stream",
@@ -126,15 +137,14 @@ def make_plugin_router(surface: ReadSurface) -> APIRouter:
     def tensor(
         run: RunParam,
         tag: TagParam,
-        step: StepParam = None,
+        step: AnyStepParam = None,
         rank: RankParam = None,
         slice: Annotated[
             str | None, Query(description="e.g. [0,:,:]; one entry per dimension")
         ] = None,
         bins: Annotated[int, Query(ge=0, le=1000, description="histogram of the slice")] = 0,
     ) -> Response:
-        chosen = pick_series(surface, run, "tensor", tag, rank)
-        index = step_index(chosen, step)
+        chosen, index = at_step(pick_series(surface, run, "tensor", tag, rank), step)
         array = np.asarray(value_at(surface, chosen, index))
         try:
             part = take(array, slice)

@@ -16,8 +16,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
-from sumlens.board.api.kept import kept_value
-from sumlens.board.api.lookup import pick_series, step_index
+from sumlens.board.api.kept import at_step, kept_value
+from sumlens.board.api.lookup import pick_series
 from sumlens.board.api.markdown import render_markdown
 from sumlens.board.data.surface import ReadSurface
 from sumlens.board.responses import json_response
@@ -26,7 +26,9 @@ from sumlens.io import Text
 RunParam = Annotated[str, Query(description="run id, e.g. ./ or ./a/b")]
 TagParam = Annotated[str, Query(description="the text's tag")]
 RankParam = Annotated[int | None, Query(description="the rank (files without one: omit)")]
-StepParam = Annotated[int | None, Query(description="the step (default: the newest kept)")]
+StepParam = Annotated[
+    int | None, Query(description="any recorded step, kept or not (default: the newest kept)")
+]
 MAX_ROWS = 500
 MAX_COLUMNS = 50
 
@@ -74,8 +76,7 @@ def make_text_router(surface: ReadSurface) -> APIRouter:
     def text(
         run: RunParam, tag: TagParam, step: StepParam = None, rank: RankParam = None
     ) -> Response:
-        chosen = pick_series(surface, run, "text", tag, rank)
-        index = step_index(chosen, step)
+        chosen, index = at_step(pick_series(surface, run, "text", tag, rank), step)
         value = kept_value(surface, chosen, index, Text)
         return json_response(
             {

@@ -1,9 +1,10 @@
 """The loader's state saved beside the segments, so a re-open reads only what grew.
 
 One SQLite database in the cache directory (``state.db``) holds a row per run and a row
-per kept-sample bucket. A run's row keeps its small fields and files as JSON and its
-series packed: their fields as :data:`SERIES_ROW` records, their chunks as :data:`CHUNK`
-records and their tags as one JSON list, so a run of 12,345 series saves in milliseconds.
+per kept-sample bucket (its samples and its index of every step's record). A run's row
+keeps its small fields and files as JSON and its series packed: their fields as
+:data:`SERIES_ROW` records, their chunks as :data:`CHUNK` records and their tags as one
+JSON list, so a run of 12,345 series saves in milliseconds.
 
 :meth:`StateDB.batch` also keeps the segments tidy (:func:`tidy`); the segments no series
 holds any more are removed only after :meth:`StateDB.write` committed the rows that no
@@ -22,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from sumlens.board.data.samples import SAMPLE, SampleBucket
+from sumlens.board.data.samples import INDEX_CAP, RECORD, SAMPLE, SampleBucket, StepIndex
 from sumlens.board.data.state import (
     BucketKey,
     DamagedValue,
@@ -35,7 +36,7 @@ from sumlens.board.data.store import SegmentStore, merge_tail
 
 _log = logging.getLogger("sumlens.board")
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """Bumped when the layout changes; a cache of another version is rebuilt."""
 SERIES_ROW = np.dtype(
     [
@@ -65,7 +66,7 @@ class Batch:
     """Rows of one save (:meth:`StateDB.batch`)."""
 
     runs: list[tuple[str, str, str, bytes, bytes]] = field(default_factory=list)
-    samples: list[tuple[str, int, str, str, int, bytes]] = field(default_factory=list)
+    samples: list[tuple[str, int, str, str, int, bytes, int, bytes]] = field(default_factory=list)
     dropped: list[tuple[str, int, str, str]] = field(default_factory=list)
     """Buckets gone."""
     gone: list[str] = field(default_factory=list)
@@ -93,7 +94,8 @@ class StateDB:
         )
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS samples (run TEXT, rank INTEGER, plugin TEXT, "
-            "tag TEXT, stride INTEGER, items BLOB, PRIMARY KEY (run, rank, plugin, tag))"
+            "tag TEXT, stride INTEGER, items BLOB, index_stride INTEGER, steps BLOB, "
+            "PRIMARY KEY (run, rank, plugin, tag))"
         )
         self._db.commit()
 
@@ -102,12 +104,13 @@ class StateDB:
         the ids of the others (points lost, or a row that cannot be read): those are read
         again. Segments no restored series holds are removed."""
         buckets: dict[str, dict[BucketKey, SampleBucket]] = {}
-        for run_id, rank, plugin, tag, stride, items in self._db.execute(
-            "SELECT run, rank, plugin, tag, stride, items FROM samples"
+        for run_id, rank, plugin, tag, stride, items, index_stride, steps in self._db.execute(
+            "SELECT run, rank, plugin, tag, stride, items, index_stride, steps FROM samples"
         ):
             if plugin not in caps:  # a plugin no longer declared: its values are not served
                 continue
-            bucket = SampleBucket(caps[plugin], np.frombuffer(items, SAMPLE).copy(), stride)
+            index = StepIndex(INDEX_CAP, np.frombuffer(steps, RECORD), index_stride)
+            bucket = SampleBucket(caps[plugin], np.frombuffer(items, SAMPLE).copy(), stride, index)
             buckets.setdefault(run_id, {})[BucketKey(_rank(rank), plugin, tag)] = bucket
         runs, lost = [], set()
         for run_id, state, tags, series, chunks in self._db.execute(
@@ -149,7 +152,10 @@ class StateDB:
                 if bucket is None:
                     batch.dropped.append(where)
                 else:
-                    batch.samples.append((*where, bucket.stride, bucket.items.tobytes()))
+                    batch.samples.append(
+                        (*where, bucket.stride, bucket.items.tobytes(),
+                         bucket.index.stride, bucket.index.rows.tobytes())
+                    )  # fmt: skip
             run.changed_buckets.clear()
         return batch
 
@@ -162,7 +168,7 @@ class StateDB:
             self._db.executemany("DELETE FROM samples WHERE run = ?", gone)
             self._db.executemany("INSERT OR REPLACE INTO runs VALUES (?, ?, ?, ?, ?)", batch.runs)
             self._db.executemany(
-                "INSERT OR REPLACE INTO samples VALUES (?, ?, ?, ?, ?, ?)", batch.samples
+                "INSERT OR REPLACE INTO samples VALUES (?, ?, ?, ?, ?, ?, ?, ?)", batch.samples
             )
             self._db.executemany(
                 "DELETE FROM samples WHERE run = ? AND rank = ? AND plugin = ? AND tag = ?",

@@ -14,6 +14,12 @@ besides. Deterministic (no random reservoir), so two servers over the same files
 same steps. A step that goes back (a resumed run) drops what it replaces, as for scalars;
 the loader leaves out a value written again unchanged at the newest step before it gets
 here (:func:`same_value` tells).
+
+Besides the sample, a bucket keeps a :class:`StepIndex`: where the record of *every* step
+lies (32 bytes a step), so a page can ask for a step outside the sample and have that one
+record read back. It is bounded by :data:`INDEX_CAP` steps; past it the index thins out
+the same way (every other step dropped, its stride doubled), and says its stride so a page
+can tell the user which steps it offers.
 """
 
 from __future__ import annotations
@@ -38,6 +44,72 @@ SAMPLE = np.dtype(
 list) and its record's payload offset and length in that file."""
 
 
+INDEX_CAP = 16_384
+"""The most steps a :class:`StepIndex` holds (512 KiB); past it every other one goes."""
+RECORD = np.dtype(
+    [("step", "<i8"), ("wall", "<f8"), ("offset", "<i8"), ("file", "<i4"), ("length", "<i4")]
+)
+"""Where one recorded step's value lies: its step, wall time, and its record's file (index
+into the run's file list), payload offset and length (under 2 GiB: protobuf's bound)."""
+
+
+class StepIndex:
+    """Where the record of each step of one series lies, steps strictly increasing.
+
+    Numbered as they arrive, a step is indexed when its number is a multiple of
+    :attr:`stride`; when more than ``cap`` are indexed the stride doubles and every other
+    one is dropped, so at most ``cap`` are held however long the run grows. A step that
+    goes back drops the indexed steps at and after it (as the sample does).
+    """
+
+    __slots__ = ("_rows", "_size", "_view", "cap", "seen", "stride")
+
+    def __init__(self, cap: int = INDEX_CAP, rows: np.ndarray | None = None, stride: int = 1):
+        self.cap = max(2, cap)
+        self._rows = np.empty(16, RECORD) if rows is None or not rows.size else rows.copy()
+        self._size = 0 if rows is None else int(rows.size)
+        self._view: np.ndarray | None = None
+        self.stride = max(1, stride)
+        self.seen = self._size * self.stride
+
+    @property
+    def rows(self) -> np.ndarray:
+        """The indexed steps (:data:`RECORD` records, a read-only snapshot), ascending."""
+        if self._view is None:
+            self._view = self._rows[: self._size].copy()
+            self._view.flags.writeable = False
+        return self._view
+
+    def add(self, step: int, wall: float, file: int, offset: int, length: int) -> None:
+        """Index one value (in arrival order)."""
+        if self._size and step <= int(self._rows["step"][self._size - 1]):
+            self._size = int(np.searchsorted(self._rows["step"][: self._size], step))
+            self.seen = self._size * self.stride  # the next one is indexed
+        number, self.seen = self.seen, self.seen + 1
+        if number % self.stride:
+            return
+        if self._size == self._rows.size:
+            grown = np.empty(min(2 * self._rows.size, self.cap + 1), RECORD)
+            grown[: self._size] = self._rows[: self._size]
+            self._rows = grown
+        self._rows[self._size] = (step, wall, offset, file, length)
+        self._size += 1
+        self._view = None
+        if self._size > self.cap:
+            self.stride *= 2
+            kept = self._rows[: self._size : 2].copy()
+            self._size = kept.size
+            self._rows[: self._size] = kept
+
+    def find(self, step: int) -> np.ndarray | None:
+        """The :data:`RECORD` of ``step`` (a one-row array), or None when it is not indexed."""
+        rows = self._rows[: self._size]
+        at = int(np.searchsorted(rows["step"], step))
+        if at < self._size and int(rows["step"][at]) == step:
+            return rows[at : at + 1].copy()
+        return None
+
+
 class SampleBucket:
     """At most ``cap`` evenly spaced samples of one series, with its first and newest.
 
@@ -46,10 +118,18 @@ class SampleBucket:
     built when asked for after a change.
     """
 
-    __slots__ = ("_items", "_rows", "cap", "seen", "stride")
+    __slots__ = ("_items", "_rows", "cap", "index", "seen", "stride")
 
-    def __init__(self, cap: int, items: np.ndarray | None = None, stride: int = 1) -> None:
+    def __init__(
+        self,
+        cap: int,
+        items: np.ndarray | None = None,
+        stride: int = 1,
+        index: StepIndex | None = None,
+    ) -> None:
         self.cap = max(2, cap)
+        self.index = StepIndex() if index is None else index
+        """Where every step's record lies (bounded: :data:`INDEX_CAP`)."""
         self._rows: list[tuple[int, int, float, int, int, int]] = (
             [] if items is None else [tuple(row) for row in items.tolist()]
         )
@@ -72,6 +152,7 @@ class SampleBucket:
 
     def offer(self, step: int, wall: float, file: int, offset: int, length: int) -> int:
         """Take one value (in arrival order); return how many kept ones a restart dropped."""
+        self.index.add(step, wall, file, offset, length)
         rows = self._rows
         dropped = 0
         if rows and step <= rows[-1][1]:

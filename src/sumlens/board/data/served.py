@@ -94,9 +94,10 @@ class ServedRuns:
             if run is None:
                 return []
             found = [
-                Samples(run_id, key.rank, plugin, tag, bucket.items)
+                Samples(run_id, key.rank, plugin, tag, bucket.items, index.rows, index.stride)
                 for key, bucket in run.buckets.items()
                 if key.plugin == plugin and key.tag == tag and bucket.items.size
+                for index in (bucket.index,)
             ]
         return sorted(found, key=lambda s: -1 if s.rank is None else s.rank)
 
@@ -109,6 +110,8 @@ class ServedRuns:
         read: either is counted in the run's damage and said once in the log.
         """
         item = samples.items[index]
+        if int(item["offset"]) < 0 or int(item["length"]) < 0:  # no record is there
+            return None
         with self._lock:
             run = self._runs.get(samples.run)
             if run is None or not 0 <= int(item["file"]) < len(run.sample_files):
@@ -116,7 +119,8 @@ class ServedRuns:
             name = run.sample_files[int(item["file"])]
             state = run.files.get(name)
             path = self.storage.join(run.path, name)
-        if state is None:
+        # a record lies within what was read of its file: nothing else is ever read
+        if state is None or item["offset"] + item["length"] + 4 > max(state.offset, state.size):
             return None
         what = f"{samples.tag!r} at step {int(item['step'])} of run {samples.run!r}"
         try:

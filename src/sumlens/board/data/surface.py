@@ -63,13 +63,20 @@ class SeriesRef:
 @dataclass(frozen=True, slots=True)
 class Samples:
     """The kept values of one non-scalar series (see :mod:`sumlens.board.data.samples`):
-    ``items`` holds each kept value's step, wall time and where its record lies."""
+    ``items`` holds each kept value's step, wall time and where its record lies.
+
+    ``recorded`` lists where every recorded step's record lies
+    (:data:`~sumlens.board.data.samples.RECORD` rows, every ``stride``-th step once the
+    index is thinned out), for a page that asks for a step outside the sample; None where
+    the surface keeps no such index (then only kept steps are served)."""
 
     run: str
     rank: int | None
     plugin: str
     tag: str
     items: np.ndarray
+    recorded: np.ndarray | None = None
+    stride: int = 1
 
 
 @dataclass(frozen=True, slots=True)

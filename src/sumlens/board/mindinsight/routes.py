@@ -74,6 +74,7 @@ from sumlens.board.mindinsight.values import (
     tensor_values,
 )
 from sumlens.board.proto_text import data_type_name
+from sumlens.board.responses import image_media_type
 from sumlens.board.slicing import SliceError, parse_slice
 
 PREFIX = "/v1/mindinsight"
@@ -85,7 +86,6 @@ TOP_TAGS = {
     "optimized_graph": "ms_output_optimize.pb (optimized)",
 }
 """The graph tag MindInsight lists first, when present."""
-IMAGE_TYPES = ((b"\x89PNG", "image/png"), (b"\xff\xd8", "image/jpeg"), (b"GIF8", "image/gif"))
 
 Text = Annotated[str | None, Query()]
 Texts = Annotated[list[str], Query()]
@@ -505,7 +505,7 @@ def make_mindinsight_router(surface: ReadSurface) -> APIRouter:
             raise MindInsightError(IMAGE_MISSING, f"{tag!r} has no kept image at step {wanted}")
         event = _record(job, chosen[0].value.where, IMAGE_MISSING)
         encoded = _value_of(event, tag).image.encoded_image
-        media = next((m for magic, m in IMAGE_TYPES if encoded.startswith(magic)), None)
+        media = image_media_type(encoded)
         return Response(encoded, media_type=media or "application/octet-stream")
 
     @router.get("/datavisual/tensors", summary="Tensors: statistics, histograms or a slice")

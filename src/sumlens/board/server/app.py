@@ -29,7 +29,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sumlens._version import __version__
 from sumlens.board.api.annotations import make_annotation_router
+from sumlens.board.api.groups import make_groups_router
 from sumlens.board.api.runs import make_router
+from sumlens.board.api.snapshot import make_snapshot_router
 from sumlens.board.data.annotations import workspace_store
 from sumlens.board.data.loader import Loader
 from sumlens.board.data.surface import Polling, ReadSurface
@@ -170,6 +172,8 @@ def create_app(settings: BoardSettings, loader: ReadSurface | None = None) -> Fa
     annotations = workspace_store(settings.workspace, loader.status()["base_dir"])
     app.include_router(make_router(loader, settings.port, annotations), prefix=prefix)
     app.include_router(make_annotation_router(loader, annotations), prefix=prefix)
+    app.include_router(make_groups_router(loader, annotations), prefix=prefix)
+    app.include_router(make_snapshot_router(loader, annotations, plotly_js), prefix=prefix)
     for make_plugin_routes in plugin_router_factories():
         app.include_router(make_plugin_routes(loader), prefix=prefix)
     app.include_router(make_mindinsight_router(loader), prefix=prefix)

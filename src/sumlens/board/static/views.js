@@ -43,6 +43,7 @@ export const VIEWS = [
     exported: 'ScalarsView',
     eager: true,
     styles: ['scalars/scalars.css'],
+    param: 'group', // the grouping of the runs (scalars/groups.js)
     cards: [{ kind: 'scalar', title: 'Scalars' }],
   },
   {

@@ -65,7 +65,7 @@ class ImagePanel {
   /** New kept steps from /samples. */
   setSamples(series, labelled) {
     this.label.hidden = !labelled;
-    this.picker.setSteps(series.step, series.wall);
+    this.picker.setSteps(series.step, series.wall, series.recorded, series.stride);
     this.#show();
   }
 

@@ -1,11 +1,19 @@
-// steppicker.js: a slider over the kept steps of one series, with the step and its wall time.
+// steppicker.js: a slider over the steps of one series, with the step and its wall time.
+//
+// The slider offers every recorded step when the server lists them (/samples `recorded`),
+// not only the kept sample: the server reads a step outside the sample from its file on
+// request. Kept steps are marked (ticks under the slider, "kept" beside the step); when a
+// long series' index was thinned out (`stride` > 1) the picker says every how many
+// recorded steps it offers.
 //
 // The step picked is kept in the URL (`at`, under the card's key) so a reload or a shared
 // link shows it again; a slider moved to its right end picks nothing, which means "the
 // newest step": the card then follows a live run as it grows. While dragging, the card is
 // told at once (onPick) and the URL is written when the slider is let go.
 
-import { el, formatTime } from '../core/dom.js';
+import { el, formatCount, formatTime } from '../core/dom.js';
+
+let lists = 0; // numbers the <datalist> of each picker's kept-step ticks
 
 export class StepPicker {
   /** A picker for the card `key` (state.cardKey); `onPick(index)` shows that kept step. */
@@ -15,7 +23,9 @@ export class StepPicker {
     this.onPick = onPick;
     this.steps = [];
     this.walls = [];
+    this.kept = new Set(); // the steps of the kept sample (the others are read on request)
     this.index = -1;
+    this.ticks = el('datalist', { id: `kept-steps-${++lists}` });
     this.slider = el('input', {
       type: 'range',
       class: 'step-slider',
@@ -23,16 +33,21 @@ export class StepPicker {
       max: '0',
       step: '1',
       'aria-label': 'Step',
+      list: this.ticks.id,
       oninput: () => this.#pick(Number(this.slider.value)),
       onchange: () => this.#commit(),
     });
     this.label = el('span', { class: 'step-label' });
     this.time = el('span', { class: 'step-time muted' });
+    this.where = el('span', { class: 'step-kept muted' });
+    this.thinned = el('p', { class: 'step-thinned muted', hidden: true });
     this.element = el(
       'div',
       { class: 'step-picker' },
-      el('div', { class: 'step-line' }, this.label, this.time),
+      el('div', { class: 'step-line' }, this.label, this.where, this.time),
       this.slider,
+      this.ticks,
+      this.thinned,
     );
   }
 
@@ -46,11 +61,23 @@ export class StepPicker {
     return this.walls[this.index];
   }
 
-  /** New kept steps (ascending) and their wall times; returns whether the step shown changed. */
-  setSteps(steps, walls) {
+  /**
+   * New kept steps (ascending) and their wall times, and every recorded step when the
+   * server lists them (`recorded`, every `stride`-th of them); returns whether the step
+   * shown changed.
+   */
+  setSteps(kept, keptWalls, recorded = null, stride = 1) {
     const before = this.step;
+    this.kept = new Set(kept);
+    const wallOf = new Map(kept.map((step, i) => [step, keptWalls[i]]));
+    const steps = recorded ? [...new Set([...recorded, ...kept])].sort((a, b) => a - b) : kept;
     this.steps = steps;
-    this.walls = walls;
+    this.walls = steps.map((step) => wallOf.get(step));
+    const ticks = steps.flatMap((step, i) => (this.kept.has(step) ? [String(i)] : []));
+    this.ticks.replaceChildren(...ticks.map((i) => el('option', { value: i })));
+    this.thinned.hidden = stride <= 1;
+    this.thinned.textContent =
+      stride > 1 ? `A long series: one recorded step in ${formatCount(stride)} is offered.` : '';
     this.slider.max = String(Math.max(0, steps.length - 1));
     this.slider.disabled = steps.length < 2;
     this.slider.title = steps.length < 2 ? 'Only one step is kept' : '';
@@ -77,9 +104,15 @@ export class StepPicker {
   #render() {
     this.slider.value = String(this.index);
     const step = this.step;
+    const kept = step !== undefined && this.kept.has(step);
     this.label.textContent = step === undefined ? 'No step' : `Step ${step}`;
+    this.where.textContent = step === undefined ? '' : kept ? 'kept' : 'read from its file';
+    this.where.title = kept
+      ? 'In the sample the server keeps of this series'
+      : 'Outside the kept sample: read from the event file on request';
     this.time.textContent = formatTime(this.wall);
     this.element.dataset.step = step === undefined ? '' : String(step);
+    this.element.dataset.kept = String(kept);
   }
 
   #pick(index) {

@@ -8,6 +8,7 @@
 import { downloadUrl, fetchScalars, newController } from '../core/api.js';
 import { el, formatCount, plural } from '../core/dom.js';
 import { ScalarChart } from './chart.js';
+import { GroupColours, fetchGroups, groupDownloadUrl, memberLooks } from './groups.js';
 
 const MIN_POINTS = 300;
 const MAX_POINTS = 4000;
@@ -30,6 +31,7 @@ export class TagCard {
     this.controller = null;
     this.draws = 0;
     this.zoomKey = undefined; // the zoom of the last load, as JSON
+    this.groupColours = new GroupColours();
     this.title = el('h3', { class: 'tag', title: tag, text: tag });
     this.resetButton = el('button', {
       class: 'icon-button',
@@ -70,10 +72,18 @@ export class TagCard {
     this.#setState('idle');
   }
 
-  /** Update the download links for the `runs` now selected, along `axis` (a tag: with x). */
+  /**
+   * Update the download links for the `runs` now selected, along `axis` (a tag: with x);
+   * while the runs are grouped, they download the groups' centre and band at every step.
+   */
   setRuns(runs, axis) {
-    this.csv.href = downloadUrl(runs, [this.tag], 'csv', axis);
-    this.json.href = downloadUrl(runs, [this.tag], 'json', axis);
+    const { group, smoothing } = this.view.context(this.tag);
+    const url = (format) =>
+      group
+        ? groupDownloadUrl(runs, [this.tag], format, axis, group, smoothing)
+        : downloadUrl(runs, [this.tag], format, axis);
+    this.csv.href = url('csv');
+    this.json.href = url('json');
   }
 
   /** Fetch and draw the tag's series as the view's state says (only while on screen). */
@@ -85,25 +95,29 @@ export class TagCard {
     this.resetButton.hidden = !context.zoom;
     this.#setState('loading');
     try {
-      const response = await fetchScalars(
-        {
-          runs: context.runs,
-          tags: [this.tag],
-          axis: context.axis,
-          smoothing: context.smoothing,
-          points: this.#points(),
-          range: context.zoom?.x,
-          envelope: context.envelope,
-        },
-        controller.signal,
-      );
+      const asked = {
+        runs: context.runs,
+        axis: context.axis,
+        smoothing: context.smoothing,
+        points: this.#points(),
+        range: context.zoom?.x,
+      };
+      const [response, grouped] = await Promise.all([
+        fetchScalars(
+          { ...asked, tags: [this.tag], envelope: context.envelope },
+          controller.signal,
+        ),
+        context.group &&
+          fetchGroups({ ...asked, tag: this.tag, options: context.group }, controller.signal),
+      ]);
       if (controller.signal.aborted) return; // hidden, or a newer load began
       this.chart ??= new ScalarChart(this.plot, (zoom) => this.view.zoomed(this.tag, zoom));
-      await this.chart.draw(response, context);
+      await this.chart.draw(response, { ...context, groups: this.#groups(grouped, context) });
       if (controller.signal.aborted) return;
       this.draws += 1;
       this.element.dataset.draws = String(this.draws);
-      this.#describe(response, context.zoom);
+      this.element.dataset.groups = String(grouped ? grouped.groups.length : 0);
+      this.#describe(response, context.zoom, grouped);
       this.#flagOrder(response);
       this.#setState(response.series.length ? 'ready' : 'empty');
     } catch (err) {
@@ -134,7 +148,15 @@ export class TagCard {
     return Math.round(Math.min(MAX_POINTS, Math.max(MIN_POINTS, width * 2)));
   }
 
-  #describe(response, zoom) {
+  /** What the chart needs of a groups answer (null: the runs are not grouped). */
+  #groups(grouped, context) {
+    if (!grouped) return null;
+    this.groupColours.assign(grouped.groups.map((group) => group.name));
+    const looks = memberLooks(grouped, context.group, this.groupColours);
+    return { response: grouped, looks, colours: this.groupColours };
+  }
+
+  #describe(response, zoom, grouped) {
     const { series } = response;
     if (!series.length) {
       this.note.textContent = zoom
@@ -150,6 +172,7 @@ export class TagCard {
       `${plural(series.length, 'curve')} · ${formatCount(shown)} of ` +
       `${formatCount(total)} points shown` +
       (missing ? ` · ${formatCount(missing)} left out: no ${xTag} at their step` : '') +
+      (grouped ? ` · ${plural(grouped.groups.length, 'group')} (${grouped.stat})` : '') +
       (zoom ? ' · zoomed: double-click to show all' : '');
   }
 

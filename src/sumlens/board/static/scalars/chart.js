@@ -5,8 +5,9 @@
 // faint band from each bucket's min to its max under them) and reports the user's zoom in
 // the API's units (steps, seconds since the series' start, epoch seconds, the x tag's
 // values), so the view can fetch the points of exactly that range. Along a tag axis the
-// points come in step order, as the server joined them. Plotly's SVG `scatter` is used, not
-// `scattergl`: a browser allows only ~16 WebGL contexts per page.
+// points come in step order, as the server joined them. Groups of runs (groups.js) draw a
+// centre line over a band on top; their members faintly, or not at all. Plotly's SVG
+// `scatter` is used, not `scattergl`: a browser allows only ~16 WebGL contexts per page.
 
 import { plotlyText } from '../core/dom.js';
 import {
@@ -18,6 +19,7 @@ import {
   loadPlotly,
   toPlotX,
 } from '../plots/plotly.js';
+import { groupTraces, memberTrace } from './groups.js';
 
 const AXIS_TITLES = { step: 'step', relative: 'relative time (s)', wall: 'wall time' };
 const MAX_LEGEND = 8; // more series than this: no legend (the hover and the run list name them)
@@ -72,7 +74,14 @@ function envelopeTraces(series, x, colour, uid, meta) {
   ];
 }
 
-function traces(response, axis, style, uid) {
+/** Plotly x of a group's points (along any axis but step the server gives each its x). */
+function groupX(group, axis) {
+  if (axis === 'step') return group.step;
+  return axis === 'wall' ? group.x.map((x) => toPlotX('wall', x)) : group.x;
+}
+
+/** The traces of a response; a member of a group (`looks`, groups.js) is faint or hidden. */
+function traces(response, axis, style, uid, looks) {
   const bands = []; // drawn first, under every line
   const out = [];
   for (const series of response.series) {
@@ -83,6 +92,11 @@ function traces(response, axis, style, uid) {
     const mode = series.shown === 1 ? 'markers' : 'lines';
     const name = plotlyText(label);
     const meta = { run: series.run, rank: series.rank, tag: series.tag };
+    const look = looks?.get(`${series.run}\u0000${series.rank}`);
+    if (look) {
+      if (!look.hidden) out.push(memberTrace(series, x, look.colour, meta));
+      continue;
+    }
     if (series.envelope) {
       const bandX = xValues(series.envelope, axis, firstWall);
       bands.push(...envelopeTraces(series, bandX, colour, id, meta));
@@ -169,13 +183,18 @@ export class ScalarChart {
 
   /**
    * Draw `response` (a /scalars answer) on `axis`, log-scale y if `log`, showing `zoom`.
-   * `style(run, rank)` gives each series' colour and label.
+   * `style(run, rank)` gives each series' colour and label; `groups` ({response, looks,
+   * colours}, groups.js), the groups of the runs, drawn over them.
    */
-  async draw(response, { axis, log, zoom, style }) {
+  async draw(response, { axis, log, zoom, style, groups }) {
     this.axis = axis;
-    const data = traces(response, axis, style, (key) => this.#uid(key));
+    const data = traces(response, axis, style, (key) => this.#uid(key), groups?.looks);
+    if (groups) {
+      data.push(...groupTraces(groups.response, (group) => groupX(group, axis), groups.colours));
+    }
     const Plotly = await loadPlotly();
-    const seriesCount = response.series.length;
+    const lines = data.filter((trace) => ['smoothed', 'group-center'].includes(trace.meta.kind));
+    const seriesCount = lines.length;
     await Plotly.react(this.div, data, layout(axis, log, zoom, seriesCount), CONFIG);
     if (!this.listening) {
       this.div.on('plotly_relayout', (event) => this.#relayout(event));

@@ -2,11 +2,12 @@
 // (none selected: the most recent runs with scalars, see widgets/runsidebar.js shownRuns).
 //
 // It owns the view's controls (tag filter, smoothing, x axis: step, time or another scalar
-// tag joined on step, log scale, min-max envelope, zoom reset, downloads), the list of the
-// runs shown with their colours, and the set of cards. Cards draw only while on screen (an
-// IntersectionObserver). Smoothing is done by the server on the full-resolution series, so
-// a curve does not change with zoom or downsampling; a zoom asks the server for that range
-// at full detail.
+// tag joined on step, log scale, min-max envelope, groups of runs (groups.js), zoom reset,
+// downloads), the list of the runs shown with their colours, and the set of cards, grouped
+// by tag prefix (taggroups.js: a collapsed group holds none). Cards draw only while on
+// screen (an IntersectionObserver).
+// Smoothing is done by the server on the full-resolution series, so a curve does not change
+// with zoom or downsampling; a zoom asks the server for that range at full detail.
 
 import { downloadUrl } from '../core/api.js';
 import { collator, el, toolbar } from '../core/dom.js';
@@ -16,9 +17,16 @@ import { Colours } from '../widgets/colours.js';
 import { RunsSidebar } from '../widgets/runsidebar.js';
 import { TagFilter } from '../widgets/tagfilter.js';
 import { TagCard } from './card.js';
+import { GroupControls, groupDownloadUrl, groupOptions } from './groups.js';
+import { snapshotLink } from './snapshotlink.js';
+import { TagGroups } from './taggroups.js';
 
 const AXIS_LABELS = { step: 'Step', relative: 'Relative', wall: 'Wall time' };
 const SMOOTHING_COMMIT_MS = 200; // the slider refetches at most this often while dragged
+// state keys that redraw the charts, and those that change the download links too
+// (`scalars`: the grouping of the runs, groups.js)
+const RELOAD_KEYS = ['smoothing', 'axis', 'xtag', 'log', 'envelope', 'scalars'];
+const LINK_KEYS = ['axis', 'xtag', 'scalars', 'smoothing'];
 
 export class ScalarsView {
   constructor(root, store) {
@@ -31,6 +39,15 @@ export class ScalarsView {
     this.sidebar = new RunsSidebar(store, { plugin: 'scalar', noun: 'scalars' });
     this.shown = this.sidebar.shown(this.meta); // the runs shown (#rebuild)
     this.watch = new CardWatch(200, (element) => this.cards.get(element.dataset.tag));
+    this.tagGroups = new TagGroups({
+      cards: this.cards,
+      watch: this.watch,
+      create: (tag) => {
+        const card = new TagCard(tag, this);
+        card.setRuns(this.shown.runs, this.#axis());
+        return card;
+      },
+    });
     this.#build(root);
     this.#syncControls(store.state);
     store.subscribe((state, changed) => this.#onState(state, changed));
@@ -49,7 +66,7 @@ export class ScalarsView {
     this.#reloadVisible();
   }
 
-  /** What a card needs to load: the runs, the axis settings and the tag's zoom. */
+  /** What a card needs to load: the runs, the axis settings, the grouping, the tag's zoom. */
   context(tag) {
     const { smoothing, log, zoom, envelope } = this.store.state;
     const axis = this.#axis();
@@ -59,6 +76,7 @@ export class ScalarsView {
       smoothing,
       log,
       envelope,
+      group: groupOptions(this.store.state),
       zoom: zoom[tag],
       style: this.style,
     };
@@ -121,6 +139,7 @@ export class ScalarsView {
       title: 'Plot against another scalar of the same run (epoch, tokens seen ...), by step',
       onchange: () => this.store.set({ xtag: this.xTagSelect.value, zoom: {} }),
     });
+    this.groupControls = new GroupControls(this.store);
     this.envelopeToggle = el('button', {
       type: 'button',
       class: 'toggle envelope-toggle',
@@ -148,7 +167,6 @@ export class ScalarsView {
       el('a', { class: 'button', text: format, title: 'Download every curve shown', download: '' });
     this.csv = link('CSV');
     this.json = link('JSON');
-    this.grid = el('div', { class: 'card-grid' });
     this.message = el('p', { class: 'empty-note', hidden: true });
     root.append(
       toolbar(
@@ -162,11 +180,13 @@ export class ScalarsView {
         this.xTagSelect,
         this.logToggle,
         this.envelopeToggle,
+        ...this.groupControls.elements,
         el('span', { class: 'grow' }),
         this.resetAll,
         el('span', { class: 'download muted' }, 'Download', this.csv, this.json),
+        snapshotLink(() => ({ runs: this.shown.runs, filter: this.store.state.tags })),
       ),
-      this.sidebar.element(el('div', { class: 'cards' }, this.message, this.grid)),
+      this.sidebar.element(el('div', { class: 'cards' }, this.message, this.tagGroups.element)),
     );
   }
 
@@ -185,8 +205,9 @@ export class ScalarsView {
     if (changed.has('runs') || changed.has('tags')) {
       this.#rebuild();
       if (changed.has('runs')) this.#reloadVisible();
-    } else if (['smoothing', 'axis', 'xtag', 'log', 'envelope'].some((key) => changed.has(key))) {
-      if (changed.has('axis') || changed.has('xtag')) this.#updateLinks();
+    } else if (RELOAD_KEYS.some((key) => changed.has(key))) {
+      // the groups' downloads carry the grouping and the smoothing
+      if (LINK_KEYS.some((key) => changed.has(key))) this.#updateLinks();
       this.#reloadVisible();
     } else if (changed.has('zoom')) {
       for (const card of this.cards.values()) card.zoomTo(state.zoom[card.tag]);
@@ -206,6 +227,7 @@ export class ScalarsView {
     this.#syncXTags(state);
     this.logToggle.setAttribute('aria-pressed', String(state.log));
     this.envelopeToggle.setAttribute('aria-pressed', String(state.envelope));
+    this.groupControls.sync(state);
     this.sidebar.sync();
     this.resetAll.disabled = !Object.keys(state.zoom).length;
   }
@@ -238,16 +260,8 @@ export class ScalarsView {
     this.xTags = [...all].sort(collator.compare);
     this.#syncXTags(this.store.state);
 
-    this.watch.drop(this.cards, new Set(tags));
-    for (const tag of tags) {
-      let card = this.cards.get(tag);
-      if (!card) {
-        card = new TagCard(tag, this);
-        this.cards.set(tag, card);
-        this.watch.add(card);
-      }
-      this.grid.append(card.element); // in tag order (moving an element keeps its chart)
-    }
+    // the cards of the open prefix groups (a filter that leaves no tag out opens none)
+    this.tagGroups.update(tags, tags.length < all.size ? filter : '');
     this.#updateLinks();
     this.#showMessage(shown, all.size, tags.length);
   }
@@ -294,8 +308,14 @@ export class ScalarsView {
   #updateLinks() {
     const { runs } = this.shown;
     const axis = this.#axis();
-    this.csv.href = downloadUrl(runs, this.shownTags, 'csv', axis);
-    this.json.href = downloadUrl(runs, this.shownTags, 'json', axis);
+    const { smoothing } = this.store.state;
+    const group = groupOptions(this.store.state);
+    const url = (format) =>
+      group
+        ? groupDownloadUrl(runs, this.shownTags, format, axis, group, smoothing)
+        : downloadUrl(runs, this.shownTags, format, axis);
+    this.csv.href = url('csv');
+    this.json.href = url('json');
     for (const card of this.cards.values()) card.setRuns(runs, axis);
   }
 

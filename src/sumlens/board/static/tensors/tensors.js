@@ -83,7 +83,7 @@ class TensorPanel {
 
   setSamples(series, labelled) {
     this.label.hidden = !labelled;
-    this.picker.setSteps(series.step, series.wall);
+    this.picker.setSteps(series.step, series.wall, series.recorded, series.stride);
     this.stale = true;
     if (this.card.visible) this.load();
   }

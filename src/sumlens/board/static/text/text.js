@@ -37,7 +37,7 @@ class TextPanel {
   /** New kept steps from /samples (the run changed: the step shown is read again). */
   setSamples(series, labelled) {
     this.label.hidden = !labelled;
-    this.picker.setSteps(series.step, series.wall);
+    this.picker.setSteps(series.step, series.wall, series.recorded, series.stride);
     this.shown = null;
     this.#show();
   }

@@ -1,0 +1,53 @@
+"""``GET /api/v1/snapshot``: the shareable snapshot of some runs and tags, as a download.
+
+The Scalars view's "Snapshot" button asks for the runs and tags it shows; the answer is the
+HTML file ``sumlens snapshot`` writes for the same choice (one builder,
+:func:`sumlens.board.snapshot.build.build`): charts, images, colours and annotations in one
+file that opens with no server and no network.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+from fastapi.responses import Response
+
+from sumlens.board.data.annotations import AnnotationStore
+from sumlens.board.data.surface import ReadSurface
+from sumlens.board.snapshot.build import build
+
+FILE_NAME = "sumlens-snapshot.html"
+
+
+def make_snapshot_router(
+    surface: ReadSurface, annotations: AnnotationStore, plotly_js: Callable[[], Path]
+) -> APIRouter:
+    """The snapshot route over ``surface``; ``plotly_js`` finds the bundle to inline."""
+    router = APIRouter(prefix="/api/v1")
+
+    @router.get("/snapshot", summary="One self-contained HTML file of runs' scalars and images")
+    def snapshot(
+        run: Annotated[list[str], Query(description="run ids (repeatable)")] = [],  # noqa: B006
+        run_regex: Annotated[str | None, Query(description="runs whose id matches")] = None,
+        tag: Annotated[list[str], Query(description="tags (repeatable)")] = [],  # noqa: B006
+        tag_regex: Annotated[str | None, Query(description="tags that match")] = None,
+    ) -> Response:
+        page = build(
+            surface,
+            annotations.all(),
+            plotly_js(),
+            runs=run,
+            run_regex=run_regex,
+            tags=tag,
+            tag_regex=tag_regex,
+        )
+        return Response(
+            page,
+            media_type="text/html; charset=utf-8",
+            headers={"Content-Disposition": f'attachment; filename="{FILE_NAME}"'},
+        )
+
+    return router

@@ -1,0 +1,183 @@
+"""What a snapshot holds: the chosen runs' scalar series, downsampled, and image samples.
+
+Runs are named (``runs``) or matched (``run_regex``); a tag is in when ``tags`` names it or
+``tag_regex`` matches it (neither: every tag), for scalars and images alike. Each scalar
+series is downsampled as the scalars route does (:func:`~sumlens.board.api.scalar_series.
+scalar_series`: min-max buckets on the full series, first and last point kept), so a spike
+shows in the file as on the page. Images are the kept samples, evenly spread over each
+series' steps, embedded as ``data:`` URIs.
+
+The file stays small enough to mail: :class:`Limits` bounds the points per series, the
+images per series and all image bytes; a selection of more scalar series than it allows is
+refused (:class:`~sumlens.board.errors.QueryError`), and images past the byte bound are left
+out and counted, so the page's footer says what is not in it.
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from sumlens.board.api.query import compile_pattern, select
+from sumlens.board.api.scalar_series import scalar_series
+from sumlens.board.api.xaxis import XAxis
+from sumlens.board.data.annotations import EMPTY, Annotation
+from sumlens.board.data.surface import ReadSurface, Samples
+from sumlens.board.errors import NotFound, QueryError, ValueUnreadable
+from sumlens.board.responses import image_media_type
+from sumlens.io import Image
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """How much of the selection goes in a snapshot (stated in its footer)."""
+
+    points: int = 1000
+    """Points per scalar series (min-max downsampling of the full series)."""
+    images: int = 10
+    """Images per image series (a run's rank and tag), evenly spread over its kept steps."""
+    image_bytes: int = 16 * 1024 * 1024
+    """All embedded images together, as stored (before base64)."""
+    series: int = 2000
+    """Scalar series; a larger selection is refused."""
+
+
+def _run_ids(surface: ReadSurface, runs: list[str], run_regex: str | None) -> list[str]:
+    """The named runs (each must be served) and those whose id ``run_regex`` matches."""
+    pattern = compile_pattern("run_regex", run_regex)
+    for run in runs:
+        if not surface.has_run(run):
+            raise NotFound(f"run={run!r} is not a run of this base directory")
+    names = list(dict.fromkeys(runs))
+    if pattern is not None or not names:
+        names += [
+            entry["id"]
+            for entry in surface.runs()
+            if (pattern is None or pattern.search(entry["id"])) and entry["id"] not in names
+        ]
+    return names
+
+
+def _spread(count: int, most: int) -> np.ndarray:
+    """At most ``most`` indices of ``count`` items, evenly spread, first and last included."""
+    if count <= most:
+        return np.arange(count)
+    return np.unique(np.round(np.linspace(0, count - 1, most)).astype(np.int64))
+
+
+def _data_uri(encoded: bytes) -> str | None:
+    """``encoded`` as a ``data:`` URI, or None when it is not an image a browser shows."""
+    media = image_media_type(encoded)
+    if media is None:
+        return None
+    return f"data:{media};base64,{base64.b64encode(encoded).decode('ascii')}"
+
+
+class _ImageBudget:
+    """The image bytes still allowed, and what was left out (and why)."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self.used = 0
+        self.left_out = {"over_bytes": 0, "unreadable": 0, "not_an_image": 0, "past_limit": 0}
+
+    def items(self, surface: ReadSurface, samples: Samples) -> list[dict[str, Any]]:
+        """The embedded images of one series, steps ascending."""
+        kept = samples.items
+        chosen = _spread(kept.size, self.limits.images)
+        self.left_out["past_limit"] += int(kept.size - chosen.size)
+        out = []
+        for index in chosen.tolist():
+            try:
+                event = surface.value(samples, index)
+            except ValueUnreadable:
+                event = None
+            if event is None or not isinstance(event.value, Image):
+                self.left_out["unreadable"] += 1
+                continue
+            encoded = event.value.encoded
+            if self.used + len(encoded) > self.limits.image_bytes:
+                self.left_out["over_bytes"] += 1
+                continue
+            uri = _data_uri(encoded)
+            if uri is None:
+                self.left_out["not_an_image"] += 1
+                continue
+            self.used += len(encoded)
+            out.append({"step": int(kept["step"][index]), "src": uri})
+        return out
+
+
+def collect(
+    surface: ReadSurface,
+    annotations: dict[str, Annotation],
+    runs: list[str] | None = None,
+    run_regex: str | None = None,
+    tags: list[str] | None = None,
+    tag_regex: str | None = None,
+    limits: Limits | None = None,
+) -> dict[str, Any]:
+    """The snapshot's data (its page reads it as JSON): runs with their ranks and
+    annotations, scalar series per tag, image series per tag, the limits and what was left
+    out. A selection with no series, or with more scalar series than ``limits`` allows, is a
+    :class:`QueryError` naming the selection."""
+    limits = limits or Limits()
+    names = _run_ids(surface, list(runs or []), run_regex)
+    tag_pattern = compile_pattern("tag_regex", tag_regex)
+    wanted = set(tags or [])
+    every = not wanted and tag_pattern is None
+    refs = select(surface, names, list(wanted), tag_regex=tag_regex)
+    if len(refs) > limits.series:
+        raise QueryError(
+            f"the selection holds {len(refs):,} scalar series: a snapshot holds at most "
+            f"{limits.series:,}; choose fewer runs or tags"
+        )
+    scalars: dict[str, list[dict[str, Any]]] = {}
+    for ref in refs:
+        entry = scalar_series(surface, ref, XAxis("step"), limits.points, 0.0, "ema", False)
+        if entry is not None:
+            scalars.setdefault(ref.tag, []).append(
+                {k: entry[k] for k in ("run", "rank", "total", "shown", "step", "value")}
+            )
+    budget = _ImageBudget(limits)
+    images: dict[str, list[dict[str, Any]]] = {}
+    entries = {entry["id"]: entry for entry in surface.runs()}
+    for run in names:
+        for tag in entries.get(run, {}).get("tags", {}).get("image", []):
+            if not (every or tag in wanted or (tag_pattern and tag_pattern.search(tag))):
+                continue
+            for samples in surface.samples(run, "image", tag):
+                items = budget.items(surface, samples)
+                if items:
+                    images.setdefault(tag, []).append(
+                        {"run": run, "rank": samples.rank, "items": items}
+                    )
+    if not scalars and not images:
+        said = [f"is named {', '.join(map(repr, sorted(wanted)))}"] if wanted else []
+        said += [f"matches {tag_regex!r}"] if tag_regex else []
+        raise QueryError(
+            f"no run id matches {run_regex!r}"
+            if not names
+            else f"no scalar or image tag of the {len(names):,} run(s) chosen "
+            f"{' or '.join(said) or 'holds a value'}: nothing to put in a snapshot"
+        )
+    held = {s["run"] for by_tag in (scalars, images) for group in by_tag.values() for s in group}
+    return {
+        "runs": [
+            {
+                "id": run,
+                "ranks": entries.get(run, {}).get("ranks", []),
+                "annotation": annotations.get(run, EMPTY).as_json(),
+            }
+            for run in names
+            if run in held
+        ],
+        "scalars": [{"tag": tag, "series": scalars[tag]} for tag in sorted(scalars)],
+        "images": [{"tag": tag, "series": images[tag]} for tag in sorted(images)],
+        "limits": asdict(limits),
+        "left_out": {"images": budget.left_out},
+        "image_bytes": budget.used,
+    }

@@ -1,0 +1,184 @@
+// snapshot.js: the page of a snapshot file. page.py inlines it in one module script after
+// the dashboard's static/widgets/colours.js (whose `Colours` it uses, so runs have the
+// colours the dashboard gives them) and after plotly.js (window.Plotly). Its data is the
+// JSON of the #snapshot-data script (content.py's collect()).
+//
+// It draws: the runs (colour, tags, note); a chart per scalar tag, drawn when it first
+// scrolls into view (a snapshot of many tags opens at once); a card per image tag with a
+// step slider. Chart colours come from the theme's CSS variables, which follow the
+// system's light or dark setting; the charts are restyled when it changes.
+
+/* global Colours, Plotly */
+
+const data = JSON.parse(document.getElementById('snapshot-data').textContent);
+const meta = new Map(data.runs.map((run) => [run.id, run]));
+const colours = new Colours();
+colours.assign(
+  data.runs.map((run) => run.id),
+  meta,
+);
+const drawn = new Set(); // the chart elements plotly drew
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (key === 'text') node.textContent = value;
+    else node.setAttribute(key, value);
+  }
+  node.append(...children);
+  return node;
+}
+
+/** The colour and label of a series of `run` at `rank`. */
+function style(run, rank) {
+  const ranked = (meta.get(run)?.ranks.length ?? 0) > 1;
+  return colours.style(run, rank, ranked);
+}
+
+function showRuns() {
+  const items = data.runs.map((run) => {
+    const { colour } = style(run.id, run.ranks[0]);
+    const { tags, note } = run.annotation;
+    return el(
+      'li',
+      { 'data-run': run.id },
+      el('span', { class: 'swatch', style: `background:${colour}` }),
+      el('span', { class: 'run-name', text: run.id }),
+      ...tags.map((tag) => el('span', { class: 'chip', text: tag })),
+      ...(note ? [el('span', { class: 'note', text: note })] : []),
+    );
+  });
+  document.getElementById('runs').append(el('ul', { class: 'runs' }, ...items));
+}
+
+/** The theme's chart colours (CSS variables: they follow the system's light or dark). */
+function themeColours() {
+  const css = window.getComputedStyle(document.documentElement);
+  const read = (name) => css.getPropertyValue(name).trim();
+  return {
+    paper_bgcolor: read('--chart-bg'),
+    plot_bgcolor: read('--chart-bg'),
+    'font.color': read('--chart-text'),
+    'hoverlabel.bgcolor': read('--chart-hover-bg'),
+    'hoverlabel.bordercolor': read('--chart-hover-border'),
+    'xaxis.gridcolor': read('--chart-grid'),
+    'xaxis.linecolor': read('--chart-frame'),
+    'yaxis.gridcolor': read('--chart-grid'),
+    'yaxis.linecolor': read('--chart-frame'),
+  };
+}
+
+function drawChart(node, tag) {
+  const traces = tag.series.map((series) => {
+    const { colour, label } = style(series.run, series.rank);
+    return {
+      type: 'scatter',
+      mode: series.step.length > 1 ? 'lines' : 'markers',
+      x: series.step,
+      y: series.value,
+      name: label,
+      line: { color: colour, width: 1.5 },
+      marker: { color: colour },
+      hovertemplate: `${label}<br>step %{x}: %{y}<extra></extra>`,
+    };
+  });
+  const layout = {
+    margin: { l: 50, r: 10, t: 10, b: 40 },
+    font: { size: 11 },
+    xaxis: { title: { text: 'step' }, zeroline: false },
+    yaxis: { zeroline: false },
+    showlegend: false,
+    hovermode: 'closest',
+  };
+  Plotly.newPlot(node, traces, layout, { displaylogo: false, responsive: true });
+  Plotly.relayout(node, themeColours());
+  drawn.add(node);
+}
+
+function showScalars() {
+  const section = document.getElementById('scalars');
+  if (!data.scalars.length) return;
+  const cards = el('div', { class: 'cards' });
+  section.append(el('h2', { text: 'Scalars' }), cards);
+  const byNode = new Map();
+  const observer = new IntersectionObserver(
+    (entries) => {
+      for (const entry of entries) {
+        if (!entry.isIntersecting) continue;
+        observer.unobserve(entry.target);
+        drawChart(entry.target, byNode.get(entry.target));
+      }
+    },
+    { rootMargin: '200px' },
+  );
+  for (const tag of data.scalars) {
+    const chart = el('div', { class: 'chart', 'data-tag': tag.tag });
+    byNode.set(chart, tag);
+    cards.append(el('div', { class: 'card' }, el('h3', { text: tag.tag }), chart));
+    observer.observe(chart);
+  }
+}
+
+/** The index of the last of `steps` (ascending) at or before `step`, else 0. */
+function atOrBefore(steps, step) {
+  let found = 0;
+  steps.forEach((s, i) => {
+    if (s <= step) found = i;
+  });
+  return found;
+}
+
+function imageCard(tag) {
+  const steps = [...new Set(tag.series.flatMap((s) => s.items.map((item) => item.step)))];
+  steps.sort((a, b) => a - b);
+  const slider = el('input', {
+    type: 'range',
+    min: '0',
+    max: String(steps.length - 1),
+    value: String(steps.length - 1),
+    'aria-label': `Step of ${tag.tag}`,
+  });
+  const label = el('span', { class: 'muted' });
+  const figures = tag.series.map((series) => {
+    const img = el('img', { alt: `${tag.tag} of ${series.run}` });
+    const caption = el('figcaption');
+    const figure = el('figure', { 'data-run': series.run }, img, caption);
+    return { series, img, caption, figure };
+  });
+  const show = () => {
+    const step = steps[Number(slider.value)];
+    label.textContent = `step ${step}`;
+    for (const { series, img, caption, figure } of figures) {
+      const item = series.items[atOrBefore(series.items.map((i) => i.step), step)];
+      img.src = item.src;
+      figure.dataset.step = String(item.step);
+      const { colour, label: name } = style(series.run, series.rank);
+      caption.style.borderTop = `3px solid ${colour}`;
+      caption.textContent = item.step === step ? name : `${name} (step ${item.step})`;
+    }
+  };
+  slider.addEventListener('input', show);
+  show();
+  return el(
+    'div',
+    { class: 'card', 'data-tag': tag.tag },
+    el('h3', { text: tag.tag }),
+    el('div', { class: 'stepper' }, slider, label),
+    el('div', { class: 'pictures' }, ...figures.map((f) => f.figure)),
+  );
+}
+
+function showImages() {
+  if (!data.images.length) return;
+  const section = document.getElementById('images');
+  section.append(el('h2', { text: 'Images' }), el('div', { class: 'cards' }, ...data.images.map(imageCard)));
+}
+
+showRuns();
+showScalars();
+showImages();
+window.matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () => {
+  const update = themeColours();
+  for (const node of drawn) Plotly.relayout(node, update);
+});
+document.documentElement.dataset.ready = 'true';

@@ -1,0 +1,253 @@
+// groups.js: groups of runs in the Scalars view: the group-by control, the request of each
+// chart's groups, and their traces (a centre line over a filled band in the group's colour).
+//
+// The server groups and aggregates (GET /api/v1/scalars/groups, board/api/groups.py): by a
+// regular expression over run ids, whose capture groups name the group, or by run tag; a
+// run that is in no group stays single and is drawn as before. Each member is smoothed
+// before the mean (or median) and the band (std, min-max or a percentile range) are taken
+// over the members that have a step. The members are drawn faintly in their group's colour
+// or hidden. The settings live in the URL as the view's own parameter
+// (`group={"by":"regex","re":"lr([0-9.]+)/","stat":"mean","band":"std","members":"hidden"}`,
+// views.js `param`), so a reload or a shared link groups the same way.
+
+import { apiUrl, getJSON } from '../core/api.js';
+import { el, plotlyText } from '../core/dom.js';
+import { Colours } from '../widgets/colours.js';
+
+export const GROUP_BY = ['regex', 'tag'];
+export const STATS = ['mean', 'median'];
+export const BANDS = ['std', 'minmax', 'p25-75', 'p10-90'];
+const BAND_LABELS = {
+  std: '± std',
+  minmax: 'min–max',
+  'p25-75': '25–75%',
+  'p10-90': '10–90%',
+};
+const BAND_OPACITY = '4d'; // the band's fill: the group colour at 30% (hex alpha)
+const MEMBER_OPACITY = 0.3;
+
+/**
+ * The grouping `state.scalars` asks for, checked ({by, re, stat, band, members}), or null
+ * when the runs are not grouped (no `by`, or a regex grouping without a pattern).
+ */
+export function groupOptions(state) {
+  const raw = state.scalars ?? {};
+  if (!GROUP_BY.includes(raw.by)) return null;
+  const re = typeof raw.re === 'string' ? raw.re : '';
+  if (raw.by === 'regex' && !re) return null;
+  return {
+    by: raw.by,
+    re,
+    stat: STATS.includes(raw.stat) ? raw.stat : STATS[0],
+    band: BANDS.includes(raw.band) ? raw.band : BANDS[0],
+    members: raw.members === 'hidden' ? 'hidden' : 'faint',
+  };
+}
+
+/** The query of a groups request: runs, tags, grouping, statistic, axis and smoothing. */
+function groupParams(runs, tags, options, axis, smoothing) {
+  const params = [...runs.map((run) => ['run', run]), ...tags.map((tag) => ['tag', tag])];
+  params.push(['by', options.by], ['stat', options.stat], ['band', options.band]);
+  if (options.by === 'regex') params.push(['group_regex', options.re]);
+  params.push(['axis', axis], ['smoothing', smoothing]);
+  return params;
+}
+
+/** GET /api/v1/scalars/groups for one chart: each group's centre, band and member counts. */
+export function fetchGroups({ runs, tag, options, axis, smoothing, points, range }, signal) {
+  const params = groupParams(runs, [tag], options, axis, smoothing);
+  params.push(['points', points]);
+  if (range) params.push(['start', range[0]], ['end', range[1]]);
+  return getJSON('scalars/groups', params, signal);
+}
+
+/** The link downloading every step of the groups of `runs` x `tags` (csv or json). */
+export function groupDownloadUrl(runs, tags, format, axis, options, smoothing) {
+  const params = groupParams(runs, tags, options, axis, smoothing);
+  params.push(['format', format]);
+  return apiUrl('scalars/groups/download', params).href;
+}
+
+/** Colours of the groups shown: stable from their names, distinct among those shown. */
+export class GroupColours {
+  #colours = new Colours();
+
+  /** Colour the groups named `names` (the groups of every chart shown). */
+  assign(names) {
+    this.#colours.assign(
+      names.map((name) => `group:${name}`),
+      new Map(),
+    );
+  }
+
+  colour(name) {
+    return this.#colours.style(`group:${name}`, null, false).colour;
+  }
+}
+
+/**
+ * How each member series of `groups` (a /scalars/groups answer) is drawn: a map from
+ * `${run}\u0000${rank}` to {colour, hidden} (the first group the series is in gives it).
+ */
+export function memberLooks(groups, options, colours) {
+  const looks = new Map();
+  for (const group of groups.groups) {
+    for (const { run, rank } of group.members) {
+      const key = `${run}\u0000${rank}`;
+      const hidden = options.members === 'hidden';
+      if (!looks.has(key)) looks.set(key, { colour: colours.colour(group.name), hidden });
+    }
+  }
+  return looks;
+}
+
+/** A member drawn faintly: its smoothed line, thin, in its group's colour, no hover. */
+export function memberTrace(series, x, colour, meta) {
+  return {
+    type: 'scatter',
+    mode: series.shown === 1 ? 'markers' : 'lines',
+    x,
+    y: series.smoothed,
+    name: plotlyText(series.run),
+    showlegend: false,
+    hoverinfo: 'skip',
+    opacity: MEMBER_OPACITY,
+    line: { color: colour, width: 1 },
+    marker: { color: colour, size: 4 },
+    meta: { ...meta, kind: 'member' },
+  };
+}
+
+/**
+ * The traces of each group: its band (the low line, then the high line filling down to it)
+ * and its centre line on top. `xOf(group)` gives the plotly x of a group's points.
+ */
+export function groupTraces(groups, xOf, colours) {
+  const bands = [];
+  const lines = [];
+  for (const group of groups.groups) {
+    const colour = colours.colour(group.name);
+    const x = xOf(group);
+    const meta = { run: null, rank: null, tag: group.tag, group: group.name };
+    const band = BAND_LABELS[groups.band] ?? groups.band;
+    const label = `${group.name} (${groups.stat} ${band}, ${group.members.length})`;
+    const edge = {
+      type: 'scatter',
+      mode: 'lines',
+      x,
+      legendgroup: `group-${group.name}`,
+      showlegend: false,
+      hoverinfo: 'skip',
+      line: { color: colour, width: 0 },
+    };
+    bands.push(
+      { ...edge, y: group.low, meta: { ...meta, kind: 'group-low' } },
+      {
+        ...edge,
+        y: group.high,
+        fill: 'tonexty',
+        fillcolor: `${colour}${BAND_OPACITY}`,
+        meta: { ...meta, kind: 'group-high' },
+      },
+    );
+    lines.push({
+      type: 'scatter',
+      mode: group.shown === 1 ? 'markers' : 'lines',
+      x,
+      y: group.center,
+      customdata: group.count,
+      name: plotlyText(label),
+      legendgroup: `group-${group.name}`,
+      hovertemplate: `%{y:.5~g} <span style="color:#80868b">${groups.stat} of %{customdata}</span>`,
+      line: { color: colour, width: 2.5 },
+      marker: { color: colour, size: 6 },
+      meta: { ...meta, kind: 'group-center' },
+    });
+  }
+  return [...bands, ...lines];
+}
+
+/** The group-by controls of the toolbar: how to group, the statistic, the band, members. */
+export class GroupControls {
+  constructor(store) {
+    this.store = store;
+    const set = (patch) => this.#set(patch);
+    this.by = el(
+      'select',
+      {
+        class: 'select run-group-by',
+        'aria-label': 'Group runs',
+        title: 'Group the runs: mean (or median) and spread of each group',
+        // no groups: the settings go too (the URL stays short)
+        onchange: () => (this.by.value ? set({ by: this.by.value }) : store.set({ scalars: {} })),
+      },
+      el('option', { value: '', text: 'No groups' }),
+      el('option', { value: 'regex', text: 'Group: regex' }),
+      el('option', { value: 'tag', text: 'Group: run tag' }),
+    );
+    this.regex = el('input', {
+      type: 'text',
+      class: 'run-group-regex',
+      placeholder: 'lr([0-9.]+)/seed',
+      'aria-label': 'Group regex',
+      title: 'A regular expression over run names; its capture groups name the group',
+      spellcheck: false,
+      onchange: () => set({ by: 'regex', re: this.regex.value }),
+    });
+    this.stat = el(
+      'select',
+      {
+        class: 'select run-group-stat',
+        'aria-label': 'Group line',
+        onchange: () => set({ stat: this.stat.value }),
+      },
+      ...STATS.map((stat) => el('option', { value: stat, text: stat })),
+    );
+    this.band = el(
+      'select',
+      {
+        class: 'select run-group-band',
+        'aria-label': 'Group band',
+        onchange: () => set({ band: this.band.value }),
+      },
+      ...BANDS.map((band) => el('option', { value: band, text: BAND_LABELS[band] })),
+    );
+    this.members = el('button', {
+      type: 'button',
+      class: 'toggle run-group-members',
+      text: 'Hide members',
+      title: 'Hide the runs of each group (else drawn faintly in its colour)',
+      onclick: () => {
+        const hidden = this.store.state.scalars?.members === 'hidden';
+        set({ members: hidden ? undefined : 'hidden' });
+      },
+    });
+    const controls = [this.by, this.regex, this.stat, this.band, this.members];
+    this.elements = [el('span', { class: 'run-group-controls' }, ...controls)];
+  }
+
+  /** Show what `state` says. */
+  sync(state) {
+    const raw = state.scalars ?? {};
+    const by = GROUP_BY.includes(raw.by) ? raw.by : '';
+    this.by.value = by;
+    if (document.activeElement !== this.regex) this.regex.value = raw.re ?? '';
+    this.regex.hidden = by !== 'regex';
+    const options = groupOptions(state);
+    for (const control of [this.stat, this.band, this.members]) control.hidden = !options;
+    this.stat.value = options?.stat ?? STATS[0];
+    this.band.value = options?.band ?? BANDS[0];
+    this.members.setAttribute('aria-pressed', String(options?.members === 'hidden'));
+  }
+
+  /** Merge `patch` into the URL's group settings (undefined drops a key; defaults too). */
+  #set(patch) {
+    const next = { ...(this.store.state.scalars ?? {}), ...patch };
+    if (next.stat === STATS[0]) delete next.stat;
+    if (next.band === BANDS[0]) delete next.band;
+    for (const key of Object.keys(next)) {
+      if (next[key] === undefined || next[key] === '') delete next[key];
+    }
+    this.store.set({ scalars: next });
+  }
+}

@@ -1,0 +1,146 @@
+"""Groups of runs in the Scalars view, in Chromium: 3 seeds x 2 learning rates
+(:mod:`helpers.seed_groups`) grouped by the regex ``lr([0-9.]+)/seed\\d``.
+
+The plotted centre lines and bands are compared with numpy on the values written: each
+member smoothed with TensorBoard's EMA (``tb_ema``) at the page's smoothing, then the mean
+and std over the members that have each step. The members are drawn faintly in their
+group's colour, then hidden; the grouping survives a reload through the URL, and the
+chart's download carries the groups' columns.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import numpy as np
+import pytest
+from helpers.board import free_port, running_server, tb_ema
+from helpers.board_data import wait_loaded
+from helpers.board_page import BoardPage
+from helpers.seed_groups import MEMBERS, REGEX, SINGLE, STEPS, grid, write_runs
+from playwright.sync_api import Page
+
+from sumlens.board.settings import BoardSettings
+
+RUNS = [*MEMBERS["0.1"], *MEMBERS["0.01"], SINGLE]
+SMOOTHING = 0.6  # the page's default
+URL = "/scalars?" + "&".join(f"run={run}" for run in RUNS) + "&tags=^loss$"
+
+# every trace of the loss chart: its kind, group (or run), colour, opacity and points
+_TRACES = """() => document.querySelector('.card[data-tag="loss"] .plot').data.map((t) => ({
+    kind: t.meta.kind, group: t.meta.group ?? null, run: t.meta.run,
+    colour: t.line.color, opacity: t.opacity ?? 1, fill: t.fill ?? null,
+    x: Array.from(t.x), y: Array.from(t.y) }))"""
+
+
+@pytest.fixture(scope="module")
+def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    base = tmp_path_factory.mktemp("groups") / "base"
+    write_runs(base)
+    settings = BoardSettings.create(
+        base, port=free_port(), reload_interval=0.5, workspace=tmp_path_factory.mktemp("ws")
+    )
+    with running_server(settings) as served:
+        wait_loaded(served, RUNS)
+        yield served
+
+
+@pytest.fixture
+def board(page: Page, url: str, artifacts: Path) -> BoardPage:
+    return BoardPage(page, url, artifacts)
+
+
+def _traces(board: BoardPage) -> list[dict[str, Any]]:
+    return board.page.evaluate(_TRACES)
+
+
+def _expected(lr: str) -> tuple[np.ndarray, np.ndarray]:
+    """Numpy's mean and std per step of group ``lr``, each member smoothed first."""
+    _, table = grid(MEMBERS[lr], lambda values: tb_ema(values, SMOOTHING))
+    columns = [column[np.isfinite(column)] for column in table.T]
+    return np.array([np.mean(c) for c in columns]), np.array([np.std(c) for c in columns])
+
+
+def _group_by_regex(board: BoardPage, draws: int) -> int:
+    board.page.select_option(".run-group-by", "regex")
+    board.page.fill(".run-group-regex", REGEX)
+    board.page.press(".run-group-regex", "Enter")
+    board.page.wait_for_function(
+        """() => document.querySelector('.card[data-tag="loss"]').dataset.groups === '2'"""
+    )
+    return board.wait_drawn("loss", after=draws)
+
+
+def test_groups_draw_numpys_mean_and_band_and_survive_a_reload(board: BoardPage) -> None:
+    board.open(URL)
+    draws = _group_by_regex(board, board.wait_drawn("loss"))
+    traces = _traces(board)
+    for lr in MEMBERS:
+        mean, std = _expected(lr)
+        mine = {t["kind"]: t for t in traces if t["group"] == lr}
+        assert set(mine) == {"group-center", "group-low", "group-high"}
+        assert mine["group-center"]["x"] == list(range(1, STEPS + 1))
+        np.testing.assert_allclose(mine["group-center"]["y"], mean, rtol=1e-12)
+        np.testing.assert_allclose(mine["group-low"]["y"], mean - std, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(mine["group-high"]["y"], mean + std, rtol=1e-9, atol=1e-12)
+        assert mine["group-high"]["fill"] == "tonexty"  # the band fills down to the low line
+        colour = mine["group-center"]["colour"]
+        members = [t for t in traces if t["kind"] == "member" and t["run"] in MEMBERS[lr]]
+        assert len(members) == 3  # faint, in the group's colour
+        assert all(t["colour"] == colour and t["opacity"] < 0.5 for t in members)
+    centres = [t for t in traces if t["kind"] == "group-center"]
+    assert centres[0]["colour"] != centres[1]["colour"]
+    # the run no pattern matches is drawn as before
+    assert [t["run"] for t in traces if t["kind"] == "smoothed"] == [SINGLE]
+    note = board.page.locator('.card[data-tag="loss"] .card-note').inner_text()
+    assert "2 groups (mean)" in note
+    board.screenshot("scalars-groups")
+
+    # the chart's download: the groups' columns at every step
+    card = board.page.locator('.card[data-tag="loss"]')
+    href = card.locator("a", has_text="CSV").get_attribute("href")
+    assert href is not None and "scalars/groups/download" in href
+    rows = board.page.request.get(href).text().splitlines()
+    assert rows[0] == "group,tag,step,mean,mean-std,mean+std,members"
+    assert len(rows) == 1 + 2 * STEPS
+
+    # members hidden: only the groups and the single run remain
+    board.page.locator(".run-group-members").click()
+    draws = board.wait_drawn("loss", after=draws)
+    assert not [t for t in _traces(board) if t["kind"] == "member"]
+    fragment = urlsplit(board.page.url).fragment
+    group = json.loads(parse_qs(fragment.split("?", 1)[1])["group"][0])
+    assert group == {"by": "regex", "re": REGEX, "members": "hidden"}
+    board.screenshot("scalars-groups-members-hidden")
+
+    board.page.reload()
+    board.page.wait_for_function(
+        """() => document.querySelector('.card[data-tag="loss"]')?.dataset.groups === '2'"""
+    )
+    board.wait_drawn("loss")
+    assert board.page.locator(".run-group-by").input_value() == "regex"
+    assert board.page.locator(".run-group-regex").input_value() == REGEX
+    assert board.page.locator(".run-group-members").get_attribute("aria-pressed") == "true"
+    after = _traces(board)
+    assert not [t for t in after if t["kind"] == "member"]
+    assert [t["y"] for t in after if t["kind"] == "group-center"] == [
+        t["y"] for t in traces if t["kind"] == "group-center"
+    ]
+
+    # faint again, then no groups: the runs as before
+    board.page.locator(".run-group-members").click()
+    board.page.wait_for_function(
+        """() => document.querySelector('.card[data-tag="loss"] .plot').data
+            .filter((t) => t.meta.kind === 'member').length === 6"""
+    )
+    board.page.select_option(".run-group-by", "")
+    board.page.wait_for_function(
+        """() => document.querySelector('.card[data-tag="loss"]').dataset.groups === '0'"""
+    )
+    kinds = {t["kind"] for t in _traces(board)}
+    assert kinds == {"raw", "smoothed"}
+    assert "group=" not in board.page.url
