@@ -13,16 +13,19 @@ defaults), so ``sumlens --version`` stays instant.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shlex
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sumlens._version import __version__
 
 if TYPE_CHECKING:
+    from sumlens.board.data.annotations import Annotation
+    from sumlens.board.data.loader import Loader
     from sumlens.board.settings import BoardSettings
     from sumlens.io.storage import Storage
 
@@ -297,46 +300,62 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 0
 
 
+def _checked_output(args: argparse.Namespace) -> Path:
+    """``-o`` of ``export`` and ``snapshot`` (its folder must exist), with ``--runs`` and
+    ``--tags`` checked too: bad input fails before any run is read."""
+    from sumlens.board.api.query import compile_pattern
+    from sumlens.board.settings import BoardSettingsError
+
+    out = Path(args.output)
+    if not out.parent.is_dir():
+        raise BoardSettingsError(
+            f"-o {args.output!r}: the folder {str(out.parent)!r} does not exist"
+        )
+    compile_pattern("--runs", args.runs)  # checked here, named as the user typed them
+    compile_pattern("--tags", args.tags)
+    return out
+
+
+@contextlib.contextmanager
+def _read_base(args: argparse.Namespace) -> Iterator[tuple[Loader, dict[str, Annotation]]]:
+    """The base directory of ``export`` and ``snapshot`` read once, through the workspace's
+    column cache (a second command reads only what was added since), and the runs'
+    annotations."""
+    from sumlens.board.data.annotations import workspace_store
+    from sumlens.board.data.loader import Loader
+    from sumlens.board.settings import BoardSettings
+
+    settings = BoardSettings.create(
+        base_dir=args.base_dir,
+        workspace=args.workspace,
+        storage_options=_storage_options(args.storage_options or []),
+    )
+    loader = Loader(
+        settings.base_dir, settings.workspace, storage_options=dict(settings.storage_options)
+    )
+    try:
+        loader.poll()
+        yield loader, workspace_store(settings.workspace, loader.location).all()
+    finally:
+        loader.stop()
+
+
 def _export(args: argparse.Namespace) -> int:
     """Write the scalars of many runs to one CSV, JSON or Parquet file."""
     from sumlens.board.api.export import FORMATS, SUFFIXES, export_runs, format_of
-    from sumlens.board.api.query import compile_pattern
-    from sumlens.board.data.annotations import workspace_store
-    from sumlens.board.data.loader import Loader
     from sumlens.board.errors import QueryError
-    from sumlens.board.settings import BoardSettings, BoardSettingsError
+    from sumlens.board.settings import BoardSettingsError
 
     try:
-        settings = BoardSettings.create(
-            base_dir=args.base_dir,
-            workspace=args.workspace,
-            storage_options=_storage_options(args.storage_options or []),
-        )
-        out = Path(args.output)
-        if not out.parent.is_dir():
-            raise BoardSettingsError(
-                f"-o {args.output!r}: the folder {str(out.parent)!r} does not exist"
-            )
+        out = _checked_output(args)
         fmt = args.format or format_of(out)
         if fmt is None:
             raise BoardSettingsError(
                 f"-o {args.output!r}: its suffix does not say the format (known: "
                 f"{', '.join(SUFFIXES)}); add --format {' or '.join(FORMATS)}"
             )
-        compile_pattern("--runs", args.runs)  # checked here, named as the user typed them
-        compile_pattern("--tags", args.tags)
-        # the workspace's column cache: a second export reads only what was added since
-        loader = Loader(
-            settings.base_dir,
-            settings.workspace,
-            storage_options=dict(settings.storage_options),
-        )
-        try:
-            loader.poll()
-            notes = workspace_store(settings.workspace, loader.location).all()
+        with _read_base(args) as (loader, notes):
             runs, series = export_runs(loader, out, fmt, args.runs, args.tags, notes)
-        finally:
-            loader.stop()
     except (BoardSettingsError, QueryError) as err:
         return _fail(str(err), "export")
     except OSError as err:
@@ -347,36 +366,15 @@ def _export(args: argparse.Namespace) -> int:
 
 def _snapshot(args: argparse.Namespace) -> int:
     """Write one self-contained HTML file of some runs' scalars and images."""
-    from sumlens.board.api.query import compile_pattern
-    from sumlens.board.data.annotations import workspace_store
-    from sumlens.board.data.loader import Loader
     from sumlens.board.errors import BoardError
     from sumlens.board.server.app import plotly_js
-    from sumlens.board.settings import BoardSettings, BoardSettingsError
+    from sumlens.board.settings import BoardSettingsError
     from sumlens.board.snapshot.build import build
 
     try:
-        settings = BoardSettings.create(
-            base_dir=args.base_dir,
-            workspace=args.workspace,
-            storage_options=_storage_options(args.storage_options or []),
-        )
-        out = Path(args.output)
-        if not out.parent.is_dir():
-            raise BoardSettingsError(
-                f"-o {args.output!r}: the folder {str(out.parent)!r} does not exist"
-            )
-        compile_pattern("--runs", args.runs)  # checked here, named as the user typed them
-        compile_pattern("--tags", args.tags)
-        loader = Loader(
-            settings.base_dir, settings.workspace, storage_options=dict(settings.storage_options)
-        )
-        try:
-            loader.poll()
-            notes = workspace_store(settings.workspace, loader.location).all()
+        out = _checked_output(args)
+        with _read_base(args) as (loader, notes):
             page = build(loader, notes, plotly_js(), run_regex=args.runs, tag_regex=args.tags)
-        finally:
-            loader.stop()
         out.write_text(page, encoding="utf-8")
     except (BoardSettingsError, BoardError) as err:
         return _fail(str(err), "snapshot")

@@ -10,11 +10,18 @@ from __future__ import annotations
 
 import json
 import shutil
+import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
-from helpers.board import rank_env, wait_until, write_run
+from helpers.board import free_port, rank_env, running_server, wait_until, write_run
+from sumlens.board.settings import BoardSettings
+
+_NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 XSS = "<img src=x onerror=alert(1)>"
 LONG_STEPS = 100_000
@@ -77,3 +84,28 @@ def wait_loaded(url: str, run_ids: list[str] = ()) -> dict[str, Any]:
         return runs if ready and set(run_ids) <= ids else None
 
     return wait_until(loaded, timeout=120)
+
+
+@contextmanager
+def served_base(base: Path, workspace: Path, run_ids: list[str]) -> Iterator[str]:
+    """The real server over ``base`` (reloading every 0.5 s), once ``run_ids`` are loaded;
+    yields its URL."""
+    settings = BoardSettings.create(
+        base, port=free_port(), reload_interval=0.5, workspace=workspace
+    )
+    with running_server(settings) as served:
+        wait_loaded(served, run_ids)
+        yield served
+
+
+def api_get(url: str, path: str, **params: Any) -> tuple[int, bytes]:
+    """GET ``/api/v1/<path>`` of the server at ``url`` (a list value repeats its
+    parameter): the status and the body, whatever the status."""
+    query = urlencode(
+        [(k, v) for k, vs in params.items() for v in (vs if isinstance(vs, list) else [vs])]
+    )
+    try:
+        with _NO_PROXY.open(f"{url}/api/v1/{path}?{query}", timeout=30) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as err:
+        return err.code, err.read()

@@ -15,15 +15,12 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import urlencode
 
 import numpy as np
 import pytest
-from helpers.board import free_port, running_server, tb_ema
-from helpers.board_data import wait_loaded
+from helpers.board import tb_ema
+from helpers.board_data import api_get, served_base
 from helpers.seed_groups import MEMBERS, REGEX, SINGLE, STEPS, grid, write_runs
-
-from sumlens.board.settings import BoardSettings
 
 _NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 RUNS = [*MEMBERS["0.1"], *MEMBERS["0.01"], SINGLE]
@@ -33,28 +30,13 @@ RUNS = [*MEMBERS["0.1"], *MEMBERS["0.01"], SINGLE]
 def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     base = tmp_path_factory.mktemp("groups") / "base"
     write_runs(base)
-    settings = BoardSettings.create(
-        base, port=free_port(), reload_interval=0.5, workspace=tmp_path_factory.mktemp("ws")
-    )
-    with running_server(settings) as served:
-        wait_loaded(served, RUNS)
+    with served_base(base, tmp_path_factory.mktemp("ws"), RUNS) as served:
         yield served
-
-
-def _get(url: str, path: str, **params: Any) -> tuple[int, bytes]:
-    query = urlencode(
-        [(k, v) for k, vs in params.items() for v in (vs if isinstance(vs, list) else [vs])]
-    )
-    try:
-        with _NO_PROXY.open(f"{url}/api/v1/{path}?{query}", timeout=30) as response:
-            return response.status, response.read()
-    except urllib.error.HTTPError as err:
-        return err.code, err.read()
 
 
 def _groups(url: str, **params: Any) -> dict[str, Any]:
     params = {"run": RUNS, "tag": "loss", "group_regex": REGEX, "points": 20_000, **params}
-    status, body = _get(url, "scalars/groups", **params)
+    status, body = api_get(url, "scalars/groups", **params)
     assert status == 200, body
     return json.loads(body)
 
@@ -154,7 +136,7 @@ def test_groups_by_run_tag_from_the_annotations(url: str) -> None:
 
 def test_the_download_carries_every_step_of_the_groups(url: str) -> None:
     params = {"run": RUNS, "tag": "loss", "group_regex": REGEX}
-    status, body = _get(url, "scalars/groups/download", **params)
+    status, body = api_get(url, "scalars/groups/download", **params)
     assert status == 200
     rows = list(csv.DictReader(io.StringIO(body.decode())))
     assert list(rows[0]) == ["group", "tag", "step", "mean", "mean-std", "mean+std", "members"]
@@ -166,7 +148,7 @@ def test_the_download_carries_every_step_of_the_groups(url: str) -> None:
         assert float(row["mean"]) == group["center"][i]
         assert float(row["mean+std"]) == group["high"][i]
         assert int(row["members"]) == group["count"][i]
-    status, body = _get(url, "scalars/groups/download", **params, format="json", band="minmax")
+    status, body = api_get(url, "scalars/groups/download", **params, format="json", band="minmax")
     document = json.loads(body)
     assert document["band"] == "minmax" and document["single"] == [SINGLE]
     first = document["groups"][0]
@@ -193,6 +175,6 @@ def test_bad_input_is_refused_naming_the_parameter(
     url: str, params: dict[str, str], status: int, said: str
 ) -> None:
     path = "scalars/groups/download" if "format" in params else "scalars/groups"
-    got, body = _get(url, path, **{"run": RUNS, "tag": "loss", "group_regex": REGEX, **params})
+    got, body = api_get(url, path, **{"run": RUNS, "tag": "loss", "group_regex": REGEX, **params})
     assert got == status, body
     assert said in json.loads(body)["detail"]

@@ -11,24 +11,19 @@ from __future__ import annotations
 import csv
 import io
 import json
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
 
 import numpy as np
 import pytest
-from helpers.board import free_port, running_server, tb_ema
-from helpers.board_data import wait_loaded
+from helpers.board import tb_ema
+from helpers.board_data import api_get, served_base
 
 from sumlens import SummaryRecord
-from sumlens.board.settings import BoardSettings
 
 STEPS = 2000
 SPIKE_STEP = 1234  # a spike, and a NaN right after it: its min-max bucket keeps the NaN
-_NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
 def _loss(step: int) -> float:
@@ -59,27 +54,12 @@ def _write(base: Path) -> None:
 def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     base = tmp_path_factory.mktemp("axis") / "base"
     _write(base)
-    settings = BoardSettings.create(
-        base, port=free_port(), reload_interval=0.5, workspace=tmp_path_factory.mktemp("ws")
-    )
-    with running_server(settings) as served:
-        wait_loaded(served, ["./a", "./b"])
+    with served_base(base, tmp_path_factory.mktemp("ws"), ["./a", "./b"]) as served:
         yield served
 
 
-def _get(url: str, path: str, **params: Any) -> tuple[int, bytes]:
-    query = urlencode(
-        [(k, v) for k, vs in params.items() for v in (vs if isinstance(vs, list) else [vs])]
-    )
-    try:
-        with _NO_PROXY.open(f"{url}/api/v1/{path}?{query}", timeout=30) as response:
-            return response.status, response.read()
-    except urllib.error.HTTPError as err:
-        return err.code, err.read()
-
-
 def _scalars(url: str, **params: Any) -> dict[str, Any]:
-    status, body = _get(url, "scalars", **params)
+    status, body = api_get(url, "scalars", **params)
     assert status == 200, body
     return json.loads(body)
 
@@ -173,7 +153,7 @@ def test_the_envelope_follows_a_tag_axis_and_its_range(url: str) -> None:
 
 def test_downloads_along_a_tag_axis_carry_x(url: str) -> None:
     epoch = _full(url, "./a", "epoch")
-    status, body = _get(url, "scalars/download", run="./a", tag="loss", axis="tag:epoch")
+    status, body = api_get(url, "scalars/download", run="./a", tag="loss", axis="tag:epoch")
     assert status == 200
     rows = list(csv.DictReader(io.StringIO(body.decode())))
     assert list(rows[0]) == ["run", "rank", "tag", "step", "wall_time", "value", "x"]
@@ -181,7 +161,7 @@ def test_downloads_along_a_tag_axis_carry_x(url: str) -> None:
     for row in rows:
         step = int(row["step"])
         assert row["x"] == (repr(epoch[step]) if step in epoch else "")
-    status, body = _get(
+    status, body = api_get(
         url, "scalars/download", run="./a", tag="loss", axis="tag:epoch", format="json", end=1
     )
     document = json.loads(body)
@@ -197,9 +177,9 @@ def test_downloads_along_a_tag_axis_carry_x(url: str) -> None:
 )
 def test_a_bad_axis_is_refused_by_name(url: str, axis: str, said: str) -> None:
     for path in ("scalars", "scalars/download"):
-        status, body = _get(url, path, run="./a", axis=axis)
+        status, body = api_get(url, path, run="./a", axis=axis)
         assert status == 422
         assert said in json.loads(body)["detail"]
         assert "tag:<a scalar tag>" in json.loads(body)["detail"]
-    status, body = _get(url, "scalars", run="./a", axis="tag:epoch", start=2, end=1)
+    status, body = api_get(url, "scalars", run="./a", axis="tag:epoch", start=2, end=1)
     assert status == 422 and "start=2.0 is after end=1.0" in json.loads(body)["detail"]

@@ -18,13 +18,11 @@ from urllib.parse import parse_qs, urlsplit
 
 import numpy as np
 import pytest
-from helpers.board import free_port, running_server, tb_ema
-from helpers.board_data import wait_loaded
+from helpers.board import tb_ema
+from helpers.board_data import served_base
 from helpers.board_page import BoardPage
 from helpers.seed_groups import MEMBERS, REGEX, SINGLE, STEPS, grid, write_runs
 from playwright.sync_api import Page
-
-from sumlens.board.settings import BoardSettings
 
 RUNS = [*MEMBERS["0.1"], *MEMBERS["0.01"], SINGLE]
 SMOOTHING = 0.6  # the page's default
@@ -41,11 +39,7 @@ _TRACES = """() => document.querySelector('.card[data-tag="loss"] .plot').data.m
 def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     base = tmp_path_factory.mktemp("groups") / "base"
     write_runs(base)
-    settings = BoardSettings.create(
-        base, port=free_port(), reload_interval=0.5, workspace=tmp_path_factory.mktemp("ws")
-    )
-    with running_server(settings) as served:
-        wait_loaded(served, RUNS)
+    with served_base(base, tmp_path_factory.mktemp("ws"), RUNS) as served:
         yield served
 
 

@@ -14,13 +14,11 @@ from urllib.parse import parse_qs, urlsplit
 
 import numpy as np
 import pytest
-from helpers.board import free_port, running_server
-from helpers.board_data import wait_loaded
+from helpers.board_data import served_base
 from helpers.board_page import BoardPage
 from playwright.sync_api import Page, Response
 
 from sumlens import SummaryRecord
-from sumlens.board.settings import BoardSettings
 from sumlens.io import read_scalars
 
 STEPS = 3000
@@ -52,11 +50,7 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def url(base: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    settings = BoardSettings.create(
-        base, port=free_port(), reload_interval=0.5, workspace=tmp_path_factory.mktemp("ws")
-    )
-    with running_server(settings) as served:
-        wait_loaded(served, ["./train"])
+    with served_base(base, tmp_path_factory.mktemp("ws"), ["./train"]) as served:
         yield served
 
 

@@ -13,13 +13,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers.board import free_port, running_server
-from helpers.board_data import wait_loaded
+from helpers.board_data import served_base
 from helpers.board_page import WAIT_MS, BoardPage
 from playwright.sync_api import Page
 
 from sumlens import SummaryRecord
-from sumlens.board.settings import BoardSettings
 
 PREFIXES = 20
 PER_PREFIX = 100
@@ -54,11 +52,7 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def url(base: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    settings = BoardSettings.create(
-        base, port=free_port(), reload_interval=0.5, workspace=tmp_path_factory.mktemp("ws")
-    )
-    with running_server(settings) as served:
-        wait_loaded(served, ["./wide"])
+    with served_base(base, tmp_path_factory.mktemp("ws"), ["./wide"]) as served:
         yield served
 
 
