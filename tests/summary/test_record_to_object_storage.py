@@ -338,22 +338,30 @@ def test_summary_collector_to_s3_reads_back(server: S3Server, tmp_path: Path) ->
     torch.manual_seed(0)
     data = [(torch.randn(8, 4), torch.randint(0, 2, (8,))) for _ in range(6)]
     for where, kwargs in ((tmp_path / "c", {}), (url, {"storage_options": options})):
+        torch.manual_seed(1)  # the same network and training for both
         net = torch.nn.Linear(4, 2)
         model = Model(net, torch.nn.CrossEntropyLoss(), torch.optim.SGD(net.parameters(), 0.1))
         collector = SummaryCollector(where, collect_freq=1, **kwargs)
         model.train(2, data, callbacks=[collector])
 
-    def recorded(events: Iterator[Any]) -> set[tuple[str, str, int]]:
-        """What was recorded (a graph's tag is its file's name, which differs)."""
-        return {(e.plugin, "" if e.plugin == "graph" else e.tag, e.step) for e in events}
+    def recorded(events: Iterator[Any]) -> dict[tuple[str, str, int], bytes | None]:
+        """What was recorded: scalars and histograms with their values (a graph's tag is
+        its file's name, and lineage names the directory: those differ)."""
+        return {
+            (e.plugin, "" if e.plugin == "graph" else e.tag, e.step): (
+                pickle.dumps(e.value) if e.plugin in ("scalar", "histogram") else None
+            )
+            for e in events
+        }
 
     remote = recorded(iter_events(url, storage_options=options))
     assert remote == recorded(iter_events(tmp_path / "c"))
     assert {
         ("scalar", "loss/auto", 12),
+        ("histogram", "weight/auto", 12),
         ("graph", "", 1),
         ("train_lineage", "train_lineage", 0),
-    } <= remote
+    } <= remote.keys()
     with pytest.raises(ValueError, match="collect_landscape needs a local summary_dir"):
         SummaryCollector(
             url, collect_specified_data={"collect_landscape": {"intervals": [[1, 2, 3]]}}
