@@ -12,7 +12,7 @@ from fastapi import APIRouter
 from fastapi.routing import APIRoute
 
 from sumlens.board import plugins
-from sumlens.board.api import lineage as lineage_api
+from sumlens.board.api import lineage_table
 from sumlens.board.api import plugins as plugin_api
 from sumlens.board.data.memory import MemorySurface
 from sumlens.board.server.app import create_app, plugin_router_factories
@@ -51,7 +51,7 @@ def test_the_api_lists_are_derived_from_the_declarations() -> None:
         "audio",
         "pr_curve",
     }
-    assert set(lineage_api.LINEAGE_PLUGINS) == {
+    assert set(lineage_table.LINEAGE_PLUGINS) == {
         "train_lineage",
         "eval_lineage",
         "custom_lineage_data",

@@ -37,6 +37,8 @@ class WatchedPage:
         self.problems: list[str] = []
         self.dialogs: list[str] = []
         self.requests: list[str] = []
+        self.failed: list[str] = []
+        """Requests that failed, with why (named with the console errors they cause)."""
         self.allowed: list[re.Pattern[str]] = []
 
     def allow_console_error(self, pattern: str) -> None:
@@ -66,8 +68,13 @@ def watched_page(browser: Browser) -> Iterator[tuple[Page, WatchedPage]]:
         if not re.match(r"(data|blob):|http://127\.0\.0\.1[:/]", request.url):
             seen.problems.append(f"request outside the server: {request.url}")
 
+    def on_failed(request: Request) -> None:
+        if request.failure != "net::ERR_ABORTED":  # a load the page itself gave up is no fault
+            seen.failed.append(f"{request.url} ({request.failure})")
+
     tab.on("pageerror", lambda error: seen.problems.append(f"page error: {error}"))
     tab.on("request", on_request)
+    tab.on("requestfailed", on_failed)
     tab.on("console", on_console)
     tab.on("dialog", on_dialog)
     try:
@@ -75,7 +82,7 @@ def watched_page(browser: Browser) -> Iterator[tuple[Page, WatchedPage]]:
     finally:
         context.close()
     assert not seen.dialogs, f"dialogs opened: {seen.dialogs}"
-    assert not seen.problems, "\n".join(seen.problems)
+    assert not seen.problems, "\n".join([*seen.problems, *seen.failed])
 
 
 class PluginPage(BoardPage):

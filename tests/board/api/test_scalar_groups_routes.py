@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 from helpers.board import tb_ema
 from helpers.board_data import api_get, served_base
+from helpers.group_hparams import BY_LR, WITHOUT, write_hparams
 from helpers.seed_groups import MEMBERS, REGEX, SINGLE, STEPS, grid, write_runs
 
 _NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
@@ -30,6 +31,7 @@ RUNS = [*MEMBERS["0.1"], *MEMBERS["0.01"], SINGLE]
 def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     base = tmp_path_factory.mktemp("groups") / "base"
     write_runs(base)
+    write_hparams(base)
     with served_base(base, tmp_path_factory.mktemp("ws"), RUNS) as served:
         yield served
 
@@ -134,6 +136,29 @@ def test_groups_by_run_tag_from_the_annotations(url: str) -> None:
     np.testing.assert_allclose(_floats(groups["fast"]["center"]), expected, rtol=1e-12)
 
 
+def test_groups_by_a_hyper_parameter_field(url: str) -> None:
+    status, body = api_get(url, "scalars/groups/fields", run=RUNS)
+    assert status == 200
+    fields = {field["id"]: field for field in json.loads(body)["fields"]}
+    assert fields["hparam/lr"] == {"id": "hparam/lr", "label": "lr", "kind": "hyper"}
+    assert {"hparam/seed", "hparam/opt"} <= set(fields)
+    status, body = api_get(url, "scalars/groups/fields", run=[SINGLE])
+    assert json.loads(body) == {"fields": []}  # a run without lineage has no field
+
+    body = _groups(url, by="field", field="hparam/lr", group_regex="")
+    assert body["field"] == "hparam/lr"
+    groups = _by_name(body)
+    assert {name: [m["run"] for m in g["members"]] for name, g in groups.items()} == BY_LR
+    assert body["single"] == [WITHOUT, SINGLE]  # no value of the field: drawn as runs
+    _, table = grid(BY_LR["lr=0.01"])
+    expected = [np.mean(col[np.isfinite(col)]) for col in table.T]
+    np.testing.assert_allclose(_floats(groups["lr=0.01"]["center"]), expected, rtol=1e-12)
+    # a field every member holds a different value of: groups of one
+    seeds = _by_name(_groups(url, by="field", field="hparam/seed"))
+    assert set(seeds) == {"seed=1", "seed=2", "seed=3"}
+    assert [m["run"] for m in seeds["seed=3"]["members"]] == [MEMBERS["0.1"][2]]
+
+
 def test_the_download_carries_every_step_of_the_groups(url: str) -> None:
     params = {"run": RUNS, "tag": "loss", "group_regex": REGEX}
     status, body = api_get(url, "scalars/groups/download", **params)
@@ -164,7 +189,14 @@ def test_the_download_carries_every_step_of_the_groups(url: str) -> None:
         ({"stat": "mode"}, 422, "stat='mode' is not one of mean, median"),
         ({"band": "iqr"}, 422, "band='iqr' is not one of std, minmax or p<lo>-<hi>"),
         ({"band": "p75-25"}, 422, "band='p75-25'"),
-        ({"by": "hparam"}, 422, "by='hparam' is not one of regex, tag"),
+        ({"by": "hparam"}, 422, "by='hparam' is not one of regex, tag, field"),
+        ({"by": "field"}, 422, "field='' is empty: give a hyper-parameter or lineage field"),
+        (
+            {"by": "field", "field": "hparam/nope"},
+            422,
+            "field='hparam/nope' is no hyper-parameter or lineage field of any run; "
+            "the fields are: ",
+        ),
         ({"group_regex": ""}, 422, "group_regex='' is empty"),
         ({"smoothing": "1"}, 422, "smoothing='1': Input should be less than 1"),
         ({"axis": "epochs"}, 422, "axis='epochs' is not one of step"),

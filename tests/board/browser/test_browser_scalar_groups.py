@@ -21,6 +21,7 @@ import pytest
 from helpers.board import tb_ema
 from helpers.board_data import served_base
 from helpers.board_page import BoardPage
+from helpers.group_hparams import BY_LR, WITHOUT, write_hparams
 from helpers.seed_groups import MEMBERS, REGEX, SINGLE, STEPS, grid, write_runs
 from playwright.sync_api import Page
 
@@ -39,6 +40,7 @@ _TRACES = """() => document.querySelector('.card[data-tag="loss"] .plot').data.m
 def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     base = tmp_path_factory.mktemp("groups") / "base"
     write_runs(base)
+    write_hparams(base)
     with served_base(base, tmp_path_factory.mktemp("ws"), RUNS) as served:
         yield served
 
@@ -138,3 +140,39 @@ def test_groups_draw_numpys_mean_and_band_and_survive_a_reload(board: BoardPage)
     kinds = {t["kind"] for t in _traces(board)}
     assert kinds == {"raw", "smoothed"}
     assert "group=" not in board.page.url
+
+
+def test_runs_grouped_by_a_hyper_parameter(board: BoardPage) -> None:
+    board.open(URL)
+    draws = board.wait_drawn("loss")
+    board.page.select_option(".run-group-by", "field")
+    board.page.wait_for_function(
+        "() => Number(document.querySelector('.run-group-field').dataset.fields) > 0"
+    )
+    offered = board.page.locator(".run-group-field option").all_inner_texts()
+    assert {"hparam/lr", "hparam/seed", "hparam/opt"} <= set(offered)
+    board.page.select_option(".run-group-field", "hparam/lr")
+    board.page.wait_for_function(
+        """() => document.querySelector('.card[data-tag="loss"]').dataset.groups === '2'"""
+    )
+    board.wait_drawn("loss", after=draws)
+    traces = _traces(board)
+    centres = {t["group"]: t for t in traces if t["kind"] == "group-center"}
+    assert set(centres) == set(BY_LR)  # named "lr=0.1" by the field's label and value
+    _, table = grid(BY_LR["lr=0.1"], lambda values: tb_ema(values, SMOOTHING))
+    mean = [np.mean(column[np.isfinite(column)]) for column in table.T]
+    np.testing.assert_allclose(centres["lr=0.1"]["y"], mean, rtol=1e-12)
+    # the runs without the hyper-parameter are drawn as runs
+    assert sorted(t["run"] for t in traces if t["kind"] == "smoothed") == sorted([WITHOUT, SINGLE])
+    fragment = urlsplit(board.page.url).fragment
+    group = json.loads(parse_qs(fragment.split("?", 1)[1])["group"][0])
+    assert group == {"by": "field", "field": "hparam/lr"}
+    board.screenshot("scalars-groups-by-field")
+
+    board.page.reload()
+    board.page.wait_for_function(
+        """() => document.querySelector('.card[data-tag="loss"]')?.dataset.groups === '2'"""
+    )
+    board.page.wait_for_function(
+        "() => document.querySelector('.run-group-field').value === 'hparam/lr'"
+    )

@@ -1,4 +1,5 @@
-"""``/api/v1/audio`` and ``/api/v1/audio/clips``: the audio view's clips and what they are.
+"""``/api/v1/audio``, ``/api/v1/audio/clips`` and ``/api/v1/audio/clips/at``: the audio
+view's clips and what they are.
 
 A clip (:class:`~sumlens.io.Audio`) is served as the bytes written. Its content type is
 the one the file names only when that is an audio type the page can play; otherwise it is
@@ -6,7 +7,8 @@ told from the clip's first bytes, and never anything a browser would run (a file
 ``text/html`` must not make the dashboard's origin serve a page). The listing gives each
 kept clip's sample rate, channels, length and label; the length is ``frames /
 sample_rate``, the frames read from the WAV header (:func:`sumlens.io.wav.wav_layout`)
-when the file said 0.
+when the file said 0; it also gives every recorded step (``recorded``), and
+``/audio/clips/at`` says what the clip of any one of them is.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
-from sumlens.board.api.kept import at_step, kept_value
+from sumlens.board.api.kept import at_step, kept_value, recorded_json
 from sumlens.board.api.lookup import pick_series
 from sumlens.board.data.surface import ReadSurface
 from sumlens.board.errors import NotFound, ValueUnreadable
@@ -68,7 +70,9 @@ def make_audio_router(surface: ReadSurface) -> APIRouter:
     """The audio view's routes over ``surface``."""
     router = APIRouter(prefix="/api/v1")
 
-    @router.get("/audio", summary="One kept audio clip as written (WAV for torch's writer)")
+    @router.get(
+        "/audio", summary="One audio clip at any recorded step, as written (WAV for torch's writer)"
+    )
     def audio(
         run: RunParam, tag: TagParam, step: StepParam = None, rank: RankParam = None
     ) -> Response:
@@ -80,7 +84,10 @@ def make_audio_router(surface: ReadSurface) -> APIRouter:
             headers={"Cache-Control": "no-cache"},  # a resumed run may rewrite a step
         )
 
-    @router.get("/audio/clips", summary="Every kept clip of a tag, per rank, with its length")
+    @router.get(
+        "/audio/clips",
+        summary="Every kept clip of a tag, per rank, with its length, and every recorded step",
+    )
     def clips(run: RunParam, tag: TagParam) -> Response:
         found = surface.samples(run, "audio", tag)
         if not found:
@@ -97,7 +104,17 @@ def make_audio_router(surface: ReadSurface) -> APIRouter:
                     continue
                 listed.append(clip_json(int(item["step"]), float(item["wall"]), clip))
             series.append({"run": run, "rank": chosen.rank, "tag": tag, "clips": listed,
-                           "unreadable": unreadable})  # fmt: skip
+                           "unreadable": unreadable, **recorded_json(chosen)})  # fmt: skip
         return json_response({"series": series})
+
+    @router.get("/audio/clips/at", summary="What the clip of a tag at any recorded step is")
+    def clip_at(
+        run: RunParam, tag: TagParam, step: StepParam = None, rank: RankParam = None
+    ) -> Response:
+        chosen, index = at_step(pick_series(surface, run, "audio", tag, rank), step)
+        clip = kept_value(surface, chosen, index, Audio)
+        item = chosen.items[index]
+        found = clip_json(int(item["step"]), float(item["wall"]), clip)
+        return json_response({"run": run, "rank": chosen.rank, "tag": tag, **found})
 
     return router

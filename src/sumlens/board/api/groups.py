@@ -3,11 +3,14 @@
 The selected runs are grouped by a regular expression over their ids (the capture groups
 name the group: ``lr([0-9.]+)/seed\\d`` puts ``./lr0.1/seed1`` and ``./lr0.1/seed2`` in
 group ``0.1``; a named group reads ``lr=0.1``; a pattern without groups is named by its
-whole match) or by run tag (``annotation.tags`` of ``/api/v1/runs``: one group per tag, a
-run with two tags is in both). A run that does not match, or has no tag, stays single: the
-answer lists it, and the page draws it as a run. Per group and tag the server answers the
-centre line and band of :mod:`sumlens.board.api.group_stats` (on full resolution, each
-member smoothed first), downsampled only after that; the download gives every step.
+whole match), by run tag (``annotation.tags`` of ``/api/v1/runs``: one group per tag, a
+run with two tags is in both) or by a hyper-parameter or lineage field (``by=field&field=
+hparam/lr``: the Lineage view's fields, :mod:`sumlens.board.api.group_fields`; a group per
+value, named ``lr=0.1``). A run that does not match, has no tag or no value of the field
+stays single: the answer lists it, and the page draws it as a run. Per group and tag the
+server answers the centre line and band of :mod:`sumlens.board.api.group_stats` (on full
+resolution, each member smoothed first), downsampled only after that; the download gives
+every step. ``/api/v1/scalars/groups/fields`` lists the fields the selected runs have.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from fastapi import APIRouter, Depends, Query
 from fastapi.responses import Response, StreamingResponse
 
 from sumlens.board.api.curves import MAX_POINTS, METHODS, MIN_POINTS, Method, pick
+from sumlens.board.api.group_fields import RunFields, group_name
 from sumlens.board.api.group_stats import Aggregate, Statistic, aggregate
 from sumlens.board.api.query import Pattern, compile_pattern
 from sumlens.board.api.xaxis import XAxis
@@ -33,7 +37,7 @@ from sumlens.board.data.surface import ReadSurface, SeriesRef
 from sumlens.board.errors import QueryError
 from sumlens.board.responses import json_response
 
-GROUP_BY = ("regex", "tag")
+GROUP_BY = ("regex", "tag", "field")
 
 RunsParam = Annotated[list[str], Query(description="run ids, e.g. ./ or ./a/b (repeatable)")]
 TagsParam = Annotated[list[str], Query(description="scalar tags (repeatable)")]
@@ -48,13 +52,14 @@ class Groups:
 
 
 def group_runs(
-    runs: list[str], by: str, pattern: Pattern | None, run_tags: dict[str, tuple[str, ...]]
+    runs: list[str], by: str, pattern: Pattern | None, run_names: dict[str, tuple[str, ...]]
 ) -> Groups:
-    """Split ``runs`` by ``pattern`` (``by="regex"``) or by their ``run_tags`` (``"tag"``)."""
+    """Split ``runs`` by ``pattern`` (``by="regex"``) or else by the group names
+    ``run_names`` gives each (its run tags, or its field's value)."""
     members: dict[str, list[str]] = {}
     single = []
     for run in dict.fromkeys(runs):
-        names = _regex_names(pattern, run) if by == "regex" else list(run_tags.get(run, ()))
+        names = _regex_names(pattern, run) if by == "regex" else list(run_names.get(run, ()))
         for name in names:
             members.setdefault(name, []).append(run)
         if not names:
@@ -86,6 +91,7 @@ class GroupQuery:
     tags: list[str]
     by: str
     pattern: Pattern | None
+    field: str | None
     statistic: Statistic
     axis: XAxis
     smoothing: float
@@ -98,6 +104,7 @@ class GroupQuery:
         tags: list[str],
         by: str,
         group_regex: str | None,
+        field: str | None,
         stat: str,
         band: str,
         axis: str,
@@ -114,24 +121,37 @@ class GroupQuery:
         pattern = compile_pattern("group_regex", group_regex)
         if by == "regex" and pattern is None:
             raise QueryError("group_regex='' is empty: give a regular expression (by=regex)")
+        if by == "field" and not field:
+            raise QueryError(
+                f"field={field or ''!r} is empty: give a hyper-parameter or lineage field id "
+                "(by=field), e.g. hparam/lr or learning_rate"
+            )
         statistic = Statistic.create(stat, band)
         return cls(
             list(runs),
             list(tags),
             by,
             pattern,
+            field if by == "field" else None,
             statistic,
             XAxis.create(axis, start, end),
             smoothing,
             cast(Method, method),
         )
 
-    def groups(self, store: AnnotationStore) -> Groups:
+    def groups(self, store: AnnotationStore, fields: RunFields) -> Groups:
         """The selected runs grouped as asked."""
-        given = store.all() if self.by == "tag" else {}
-        return group_runs(
-            self.runs, self.by, self.pattern, {run: a.tags for run, a in given.items()}
-        )
+        names: dict[str, tuple[str, ...]] = {}
+        if self.by == "tag":
+            names = {run: a.tags for run, a in store.all().items()}
+        elif self.field is not None:
+            column = fields.column(self.field)
+            names = {
+                run: (group_name(column, value),)
+                for run, value in column.values.items()
+                if value is not None
+            }
+        return group_runs(self.runs, self.by, self.pattern, names)
 
     def aggregates(
         self, surface: ReadSurface, groups: Groups
@@ -235,9 +255,14 @@ def _download_json(query: GroupQuery, surface: ReadSurface, groups: Groups) -> b
 def group_query(
     run: RunsParam = [],  # noqa: B006 - FastAPI reads the default
     tag: TagsParam = [],  # noqa: B006
-    by: Annotated[str, Query(description="regex (over run ids) or tag (run tags)")] = "regex",
+    by: Annotated[
+        str, Query(description="regex (over run ids), tag (run tags) or field (a lineage field)")
+    ] = "regex",
     group_regex: Annotated[
         str | None, Query(description="RE2 pattern; its capture groups name the group")
+    ] = None,
+    field: Annotated[
+        str | None, Query(description="by=field: a lineage field id, e.g. hparam/lr")
     ] = None,
     stat: Annotated[str, Query(description="the centre line: mean or median")] = "mean",
     band: Annotated[str, Query(description="std, minmax or p<lo>-<hi> (p25-75)")] = "std",
@@ -251,14 +276,26 @@ def group_query(
 ) -> GroupQuery:
     """The groups request of the query string (a FastAPI dependency of both routes)."""
     return GroupQuery.create(
-        run, tag, by, group_regex, stat, band, axis, start, end, smoothing, method
+        run, tag, by, group_regex, field, stat, band, axis, start, end, smoothing, method
     )
 
 
 def make_groups_router(surface: ReadSurface, annotations: AnnotationStore) -> APIRouter:
-    """``/api/v1/scalars/groups`` and ``/api/v1/scalars/groups/download`` over ``surface``;
+    """``/api/v1/scalars/groups``, its ``/download`` and ``/fields`` over ``surface``;
     grouping by run tag reads ``annotations``."""
     router = APIRouter(prefix="/api/v1")
+    fields = RunFields(surface)
+
+    @router.get("/scalars/groups/fields", summary="The lineage fields runs can be grouped by")
+    def group_fields(run: RunsParam = []) -> Response:  # noqa: B006 - FastAPI reads it
+        return json_response(
+            {
+                "fields": [
+                    {"id": column.id, "label": column.label, "kind": column.kind}
+                    for column in fields.of_runs(run)
+                ]
+            }
+        )
 
     @router.get("/scalars/groups", summary="Per group of runs: mean or median with a band")
     def scalar_groups(
@@ -267,10 +304,11 @@ def make_groups_router(surface: ReadSurface, annotations: AnnotationStore) -> AP
             int, Query(ge=MIN_POINTS, le=MAX_POINTS, description="points per group")
         ] = 2000,
     ) -> Response:
-        groups = query.groups(annotations)
+        groups = query.groups(annotations, fields)
         return json_response(
             {
                 "by": query.by,
+                **({"field": query.field} if query.field is not None else {}),
                 "stat": query.statistic.stat,
                 "band": query.statistic.band,
                 "axis": query.axis.name,
@@ -292,7 +330,7 @@ def make_groups_router(surface: ReadSurface, annotations: AnnotationStore) -> AP
     ) -> Response:
         if format not in ("csv", "json"):
             raise QueryError(f"format={format!r} is not one of csv, json")
-        groups = query.groups(annotations)
+        groups = query.groups(annotations, fields)
         headers = {"Content-Disposition": f'attachment; filename="scalar-groups.{format}"'}
         if format == "json":
             body = _download_json(query, surface, groups)

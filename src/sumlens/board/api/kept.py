@@ -42,6 +42,13 @@ def at_step(samples: Samples, step: int | None) -> tuple[Samples, int]:
     return dataclasses.replace(samples, items=item, recorded=None), 0
 
 
+def recorded_json(samples: Samples) -> dict[str, Any]:
+    """Which steps of ``samples`` a page can ask for besides the kept ones: ``recorded``
+    (null when the series has no step index) and the index's ``stride``."""
+    steps = None if samples.recorded is None else np.ascontiguousarray(samples.recorded["step"])
+    return {"recorded": steps, "stride": samples.stride}
+
+
 def _recorded(samples: Samples) -> str:
     """Which steps can be asked for, said briefly (the index may hold thousands)."""
     steps = np.union1d(samples.recorded["step"], samples.items["step"])

@@ -27,195 +27,19 @@ are several trials, each its own row.
 
 from __future__ import annotations
 
-import hashlib
 import threading
-from typing import Annotated, Any
+from typing import Annotated
 
-import orjson
 from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
-from sumlens.board.api import hparams_values
-from sumlens.board.api.hparams_values import Session, time_parent, with_hparams
-from sumlens.board.api.lineage_values import (
-    FIXED,
-    KINDS,
-    PREFIX_KINDS,
-    RunLineage,
-    Value,
-    read_run_lineage,
-)
+from sumlens.board.api.lineage_table import LineageIndex
 from sumlens.board.data.surface import Polling, ReadSurface
 from sumlens.board.errors import NotFound, QueryError
-from sumlens.board.plugins import served_by
 from sumlens.board.responses import json_response
 
-LINEAGE_PLUGINS = served_by(__name__)
-"""The plugins whose declared routes are these (:mod:`sumlens.board.plugins`)."""
 MAX_GRAPH_RUNS = 50
 """Runs one dataset-graph request may name."""
-_FIXED_ORDER = {column.id: index for index, column in enumerate(FIXED)}
-_FIXED_BY_ID = {column.id: column for column in FIXED}
-
-Signature = tuple[tuple[str, int, int], ...]
-
-
-class LineageIndex:
-    """Each run's decoded lineage (kept until its lineage files change) and the encoded
-    table of the surface's current version."""
-
-    def __init__(self, surface: ReadSurface) -> None:
-        self.surface = surface
-        self._lock = threading.Lock()
-        self._runs: dict[str, tuple[Signature, RunLineage | None]] = {}
-        self._sessions: dict[str, tuple[hparams_values.Signature, Session | None]] = {}
-        self._version = -1
-        self._key = ""
-        self._body = b""
-
-    def run(self, run_id: str) -> RunLineage | None:
-        """The lineage of one run (None for a run without lineage or an unknown run)."""
-        with self._lock:
-            return self._lineage(run_id)
-
-    def table(self) -> tuple[str, bytes]:
-        """The table's key and its encoded JSON (see the module docstring)."""
-        with self._lock:
-            version = self.surface.version
-            if version != self._version:
-                self._key, self._body = self._build()
-                self._version = version
-            return self._key, self._body
-
-    def _lineage(self, run_id: str) -> RunLineage | None:
-        files = self.surface.files(run_id)
-        signature = tuple(
-            sorted((f.name, f.size, f.mtime_ns) for f in files if f.kind == "lineage")
-        )
-        cached = self._runs.get(run_id)
-        if cached is not None and cached[0] == signature:
-            return cached[1]
-        found = None
-        if signature:
-            records = {name: self.surface.record_file(run_id, name) for name, _, _ in signature}
-            found = read_run_lineage(records)
-        self._runs[run_id] = (signature, found)
-        return found
-
-    def _session(self, run_id: str) -> Session | None:
-        """The run's hparams messages, read again only when its kept ones changed."""
-        signature = hparams_values.signature(self.surface, run_id)
-        cached = self._sessions.get(run_id)
-        if cached is not None and cached[0] == signature:
-            return cached[1]
-        found = hparams_values.read_session(self.surface, run_id) if signature else None
-        self._sessions[run_id] = (signature, found)
-        return found
-
-    def _build(self) -> tuple[str, bytes]:
-        every = self.surface.runs()
-        by_id = {run["id"]: run for run in every}
-        runs = [run for run in every if any(run["tags"].get(p) for p in LINEAGE_PLUGINS)]
-        merged = _merged_sub_runs(runs, by_id)
-        shown = ({run["id"] for run in runs} | set(merged)) - set(merged.values())
-        for gone in set(self._runs) - shown:
-            del self._runs[gone]
-        for gone in set(self._sessions) - shown - set(merged.values()):
-            del self._sessions[gone]
-        rows: list[tuple[dict[str, Any], RunLineage]] = []
-        digest = hashlib.sha1()
-        for run in every:
-            if run["id"] not in shown:
-                continue
-            source = by_id[merged.get(run["id"], run["id"])]
-            lineage, tensorboard = self._row(run["id"], source)
-            if lineage is not None:
-                rows.append((run, lineage))
-                files = self._runs.get(run["id"], ((), None))[0]
-                digest.update(orjson.dumps([run["id"], source["id"], files, tensorboard]))
-        key = digest.hexdigest()[:16]
-        return key, orjson.dumps(_table(key, rows))
-
-    def _row(
-        self, run_id: str, source: dict[str, Any]
-    ) -> tuple[RunLineage | None, dict[str, Value] | None]:
-        """The lineage of a row of the table: run ``run_id``'s own (MindSpore's) with the
-        hyper-parameters of ``source`` (the run itself or the sub-run it shows), and the
-        fields the hyper-parameters gave (None without any)."""
-        lineage = self._lineage(run_id)
-        session = None
-        if source["tags"].get(hparams_values.PLUGIN):
-            session = self._session(source["id"])
-        if session is None:
-            return lineage, None
-        metrics = hparams_values.metric_values(self.surface, source["id"], session)
-        found = with_hparams(lineage, session, metrics)
-        return found, found.values
-
-
-def _merged_sub_runs(
-    runs: list[dict[str, Any]], every: dict[str, dict[str, Any]]
-) -> dict[str, str]:
-    """Parent run id -> the sub-run ``add_hparams`` named by the time whose fields it shows:
-    a sub-run holding hyper-parameters and no other lineage, under a run holding none, and
-    the only such sub-run there."""
-    found: dict[str, list[str]] = {}
-    for run in runs:
-        parent = time_parent(run["id"])
-        tags = run["tags"]
-        if parent is None or parent not in every or not tags.get(hparams_values.PLUGIN):
-            continue
-        if any(tags.get(p) for p in LINEAGE_PLUGINS if p != hparams_values.PLUGIN):
-            continue
-        if not every[parent]["tags"].get(hparams_values.PLUGIN):
-            found.setdefault(parent, []).append(run["id"])
-    return {parent: children[0] for parent, children in found.items() if len(children) == 1}
-
-
-def _table(key: str, rows: list[tuple[dict[str, Any], RunLineage]]) -> dict[str, Any]:
-    """The columnar table of ``rows`` (each a /runs entry and its lineage)."""
-    names: set[str] = set()
-    for _, lineage in rows:
-        names.update(lineage.values)
-    ordered = sorted(names, key=_column_order)
-    columns = []
-    for name in ordered:
-        values = [lineage.values.get(name) for _, lineage in rows]
-        columns.append({**_describe(name), **_typed_column(values)})
-    return {
-        "key": key,
-        "runs": [run["id"] for run, _ in rows],
-        "updated": [run["updated"] for run, _ in rows],
-        "graph": [lineage.graph is not None for _, lineage in rows],
-        "problems": [
-            [run["id"], "; ".join(lineage.problems)] for run, lineage in rows if lineage.problems
-        ],
-        "columns": columns,
-    }
-
-
-def _column_order(name: str) -> tuple[int, int, str]:
-    if name in _FIXED_ORDER:
-        return (KINDS.index(_FIXED_BY_ID[name].kind), _FIXED_ORDER[name], "")
-    return (KINDS.index(_describe(name)["kind"]), len(FIXED), name)
-
-
-def _describe(name: str) -> dict[str, str]:
-    if name in _FIXED_BY_ID:
-        column = _FIXED_BY_ID[name]
-        return {"id": name, "label": column.label, "kind": column.kind}
-    prefix, label = name.split("/", 1)
-    return {"id": name, "label": label, "kind": PREFIX_KINDS[prefix]}
-
-
-def _typed_column(values: list[Value]) -> dict[str, Any]:
-    """``type`` (number when every value given is a number, else text) and the values
-    (a text column's numbers as their text)."""
-    numeric = all(value is None or isinstance(value, int | float) for value in values)
-    if numeric:
-        return {"type": "number", "values": values}
-    text = [value if value is None or isinstance(value, str) else str(value) for value in values]
-    return {"type": "text", "values": text}
 
 
 def make_lineage_router(surface: ReadSurface) -> APIRouter:

@@ -16,7 +16,7 @@ from fastapi.responses import Response
 from google.protobuf.json_format import MessageToDict
 from google.protobuf.message import Message as ProtoMessage
 
-from sumlens.board.api.kept import at_step, value_at
+from sumlens.board.api.kept import at_step, kept_value, recorded_json, value_at
 from sumlens.board.api.lookup import pick_series, step_index
 from sumlens.board.data.surface import ReadSurface
 from sumlens.board.errors import NotFound, QueryError, ValueUnreadable
@@ -80,10 +80,7 @@ def make_plugin_router(surface: ReadSurface) -> APIRouter:
                         "tag": s.tag,
                         "step": np.ascontiguousarray(s.items["step"]),
                         "wall": np.ascontiguousarray(s.items["wall"]),
-                        "recorded": None
-                        if s.recorded is None
-                        else np.ascontiguousarray(s.recorded["step"]),
-                        "stride": s.stride,
+                        **recorded_json(s),
                     }
                     for s in surface.samples(run, plugin, tag)
                 ]
@@ -105,7 +102,10 @@ def make_plugin_router(surface: ReadSurface) -> APIRouter:
             headers={"Cache-Control": "no-cache"},  # a resumed run may rewrite a step
         )
 
-    @router.get("/histograms", summary="Every kept histogram of a tag, per rank")
+    @router.get(
+        "/histograms",
+        summary="Every kept histogram of a tag, per rank, and every recorded step (`recorded`)",
+    )
     def histograms(run: RunParam, tag: TagParam) -> Response:
         series = []
         for chosen in surface.samples(run, "histogram", tag):
@@ -129,9 +129,20 @@ def make_plugin_router(surface: ReadSurface) -> APIRouter:
                     "tag": tag,
                     "histograms": steps,
                     "unreadable": unreadable,
+                    **recorded_json(chosen),
                 }
             )
         return json_response({"series": series})
+
+    @router.get("/histograms/at", summary="The histogram of a tag at any recorded step")
+    def histogram_at(
+        run: RunParam, tag: TagParam, step: AnyStepParam = None, rank: RankParam = None
+    ) -> Response:
+        chosen, index = at_step(pick_series(surface, run, "histogram", tag, rank), step)
+        histogram = kept_value(surface, chosen, index, Histogram)
+        item = chosen.items[index]
+        found = histogram_json(int(item["step"]), float(item["wall"]), histogram)
+        return json_response({"run": run, "rank": chosen.rank, "tag": tag, **found})
 
     @router.get("/tensor", summary="A tensor (or a slice of it) at one step, with statistics")
     def tensor(

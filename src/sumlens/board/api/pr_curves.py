@@ -1,11 +1,13 @@
-"""``/api/v1/pr_curves``: every kept precision-recall curve of a tag, per rank.
+"""``/api/v1/pr_curves``: every kept precision-recall curve of a tag, per rank, and
+``/api/v1/pr_curves/at``: the curve at any recorded step, kept or not.
 
 A ``pr_curve`` value is TensorBoard's tensor of shape ``(6, thresholds)``: true
 positives, false positives, true negatives, false negatives, precision and recall at
 each threshold, the thresholds evenly spaced over [0, 1] (``i / (thresholds - 1)``, as
 TensorBoard's plugin lays them out). The view draws each kept step's curve and picks
-the step on the page, so one answer holds them all (at most the plugin's cap of steps).
-A value that is not such a tensor, or cannot be read back, is counted in the answer.
+the step on the page, so one answer holds them all (at most the plugin's cap of steps),
+with every recorded step (``recorded``) the page may ask ``/pr_curves/at`` for. A kept
+value that is not such a tensor, or cannot be read back, is counted in the answer.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import numpy as np
 from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
+from sumlens.board.api.kept import at_step, recorded_json, value_at
+from sumlens.board.api.lookup import pick_series
 from sumlens.board.data.surface import ReadSurface
 from sumlens.board.errors import NotFound, ValueUnreadable
 from sumlens.board.responses import json_response
@@ -38,15 +42,19 @@ def curve_json(step: int, wall: float, value: object) -> dict[str, Any] | None:
     return {"step": step, "wall": wall, "thresholds": thresholds, **rows}
 
 
+RunParam = Annotated[str, Query(description="run id, e.g. ./ or ./a/b")]
+TagParam = Annotated[str, Query(description="the curve's tag")]
+
+
 def make_pr_curve_router(surface: ReadSurface) -> APIRouter:
     """The pr_curves view's routes over ``surface``."""
     router = APIRouter(prefix="/api/v1")
 
-    @router.get("/pr_curves", summary="Every kept precision-recall curve of a tag, per rank")
-    def pr_curves(
-        run: Annotated[str, Query(description="run id, e.g. ./ or ./a/b")],
-        tag: Annotated[str, Query(description="the curve's tag")],
-    ) -> Response:
+    @router.get(
+        "/pr_curves",
+        summary="Every kept precision-recall curve of a tag, per rank, and every recorded step",
+    )
+    def pr_curves(run: RunParam, tag: TagParam) -> Response:
         found = surface.samples(run, "pr_curve", tag)
         if not found:
             if not surface.has_run(run):
@@ -70,8 +78,27 @@ def make_pr_curve_router(surface: ReadSurface) -> APIRouter:
                     curves.append(curve)
             series.append(
                 {"run": run, "rank": chosen.rank, "tag": tag, "curves": curves,
-                 "unreadable": unreadable}
+                 "unreadable": unreadable, **recorded_json(chosen)}
             )  # fmt: skip
         return json_response({"series": series})
+
+    @router.get("/pr_curves/at", summary="The precision-recall curve of a tag at any step")
+    def pr_curve_at(
+        run: RunParam,
+        tag: TagParam,
+        step: Annotated[
+            int | None, Query(description="any recorded step, kept or not (default: the newest)")
+        ] = None,
+        rank: Annotated[int | None, Query(description="the rank (files without one: omit)")] = None,
+    ) -> Response:
+        chosen, index = at_step(pick_series(surface, run, "pr_curve", tag, rank), step)
+        item = chosen.items[index]
+        curve = curve_json(int(item["step"]), float(item["wall"]), value_at(surface, chosen, index))
+        if curve is None:
+            raise NotFound(
+                f"{tag!r} at step {int(item['step'])} holds no curve: a pr_curve value is a "
+                f"numeric tensor of shape (6, thresholds)"
+            )
+        return json_response({"run": run, "rank": chosen.rank, "tag": tag, **curve})
 
     return router

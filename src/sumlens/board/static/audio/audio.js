@@ -3,7 +3,9 @@
 // and says its sample rate, channels, length and label.
 //
 // The <audio> plays the bytes the run stored (GET api/v1/audio); what each clip is comes
-// from GET api/v1/audio/clips, read again whenever the run changes.
+// from GET api/v1/audio/clips, read again whenever the run changes. The slider offers every
+// recorded step (the kept ones marked): what a clip outside the kept sample is comes from
+// GET api/v1/audio/clips/at when it is picked.
 
 import { apiUrl, getJSON, newController } from '../core/api.js';
 import { el, formatCount, plural } from '../core/dom.js';
@@ -24,8 +26,10 @@ class AudioPanel {
     this.run = run;
     this.tag = tag;
     this.rank = rank;
-    this.clips = new Map(); // step -> what /audio/clips says of its clip
+    this.clips = new Map(); // step -> what /audio/clips (or /audio/clips/at) says of its clip
+    this.failed = new Map(); // step outside the sample -> why its clip could not be read
     this.unreadable = 0;
+    this.reading = {}; // holds the controller of the read of a step outside the sample
     this.picker = new StepPicker(view.store, cardKey('audio', run, rank, tag), () => this.#show());
     this.label = el('div', { class: 'panel-label', text: rank === null ? '' : `rank ${rank}` });
     this.player = el('audio', {
@@ -52,7 +56,7 @@ class AudioPanel {
   /** New kept steps from /samples: the clips' facts are read again, then the clip shown. */
   async setSamples(series, labelled) {
     this.label.hidden = !labelled;
-    this.picker.setSteps(series.step, series.wall);
+    this.picker.setSteps(series.step, series.wall, series.recorded, series.stride);
     const controller = newController(this);
     try {
       const params = [['run', this.run], ['tag', this.tag]];
@@ -61,6 +65,7 @@ class AudioPanel {
       const mine = listed.series.find((s) => s.rank === this.rank);
       this.clips = new Map((mine?.clips ?? []).map((clip) => [clip.step, clip]));
       this.unreadable = mine?.unreadable ?? 0;
+      this.failed.clear();
       this.player.removeAttribute('src'); // the run changed: a step may hold a new clip
       this.#show();
     } catch (err) {
@@ -80,18 +85,25 @@ class AudioPanel {
 
   destroy() {
     this.controller?.abort();
+    this.reading.controller?.abort();
     this.player.pause();
   }
 
   #show() {
     const step = this.picker.step;
     if (step === undefined) return;
+    if (!this.clips.has(step) && !this.picker.kept.has(step) && !this.failed.has(step)) {
+      this.#read(step);
+      return;
+    }
     const clip = this.clips.get(step);
     this.facts.textContent = clip ? clipFacts(clip) : '';
     this.caption.textContent = clip?.label ?? '';
     this.caption.hidden = !clip?.label;
     const skipped = this.unreadable ? ` ${plural(this.unreadable, 'clip')} could not be read.` : '';
-    this.note.textContent = (clip ? '' : `The clip of step ${step} could not be read.`) + skipped;
+    const why = this.failed.has(step) ? `: ${this.failed.get(step)}` : '.';
+    this.note.textContent = (clip ? '' : `The clip of step ${step} could not be read${why}`) +
+      skipped;
     this.element.dataset.step = String(step);
     if (!clip) {
       this.player.removeAttribute('src');
@@ -104,6 +116,21 @@ class AudioPanel {
     if (this.player.getAttribute('src') === url) return; // loaded, or loading
     this.element.dataset.state = 'loading';
     this.player.setAttribute('src', url);
+  }
+
+  /** What the clip of `step`, outside the kept sample, is; then it is shown. */
+  async #read(step) {
+    const signal = newController(this.reading).signal;
+    this.element.dataset.state = 'loading';
+    const params = [['run', this.run], ['tag', this.tag], ['step', step]];
+    if (this.rank !== null) params.push(['rank', this.rank]);
+    try {
+      this.clips.set(step, await getJSON('audio/clips/at', params, signal));
+    } catch (err) {
+      if (err.name === 'AbortError') return;
+      this.failed.set(step, err.message);
+    }
+    if (this.picker.step === step) this.#show();
   }
 
   #loaded() {

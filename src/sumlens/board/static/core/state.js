@@ -2,6 +2,7 @@
 //
 // The hash is the single source of truth, so a reload or a shared link gives the same view:
 //   #/scalars?run=./a&run=./b&tags=loss&smoothing=0.9&axis=wall&log=1&zoom={"loss":{...}}
+//   #/runs?runtag=baseline&q=lr
 //   #/images?run=./a&off=image:input&at=[["image","./a",0,"img",40]]&bright=120
 //   #/tensors?run=./a&slice=[["./a",null,"act","[1,:,:]"]]&bins=50
 // Only values that differ from the defaults are written. Changing the view pushes a history
@@ -35,6 +36,7 @@ const DEFAULTS = Object.freeze({
   sort: 'name',
   desc: false,
   tags: '', // tag filter (regular expression)
+  runtag: '', // run list: show only the runs with this run tag (runs/annotations.js)
   smoothing: 0.6,
   axis: 'step',
   xtag: '', // scalars: a scalar tag as the x axis, joined on step (overrides `axis` there)
@@ -152,6 +154,7 @@ export function parseHash(hash) {
     sort: SORTS.includes(params.get('sort')) ? params.get('sort') : DEFAULTS.sort,
     desc: params.get('desc') === '1',
     tags: params.get('tags') ?? DEFAULTS.tags,
+    runtag: params.get('runtag') ?? DEFAULTS.runtag,
     smoothing: Number.isFinite(smoothing)
       ? Math.min(Math.max(smoothing, 0), MAX_SMOOTHING)
       : DEFAULTS.smoothing,
@@ -185,6 +188,7 @@ export function formatHash(state) {
   if (state.sort !== DEFAULTS.sort) params.set('sort', state.sort);
   if (state.desc) params.set('desc', '1');
   if (state.tags) params.set('tags', state.tags);
+  if (state.runtag) params.set('runtag', state.runtag);
   if (state.smoothing !== DEFAULTS.smoothing) params.set('smoothing', String(state.smoothing));
   if (state.axis !== DEFAULTS.axis) params.set('axis', state.axis);
   if (state.xtag) params.set('xtag', state.xtag);

@@ -10,7 +10,8 @@
 // for says so. The cards, their titles and the views they open are those registered in
 // views.js: the previewed ones first, then the others in the order registered. Previews
 // load only while the view is shown, and reload when the poller reports that the run
-// changed.
+// changed. Under the head: the run's tags (each a link to the run list filtered by it) and
+// note, edited in the run list's dialog (runs/annotations.js).
 
 import {
   fetchHistograms,
@@ -25,6 +26,7 @@ import {
 import { collator, el, formatTime, plural } from '../core/dom.js';
 import { PREVIEW_CURVES, ridgeFigure, scalarPreviewFigure } from '../plots/figures.js';
 import { clearSketch, drawSketch } from '../plots/sketch.js';
+import { AnnotationEditor, NO_ANNOTATION } from '../runs/annotations.js';
 import { CARDS } from '../views.js';
 import { PALETTE } from '../widgets/colours.js';
 import { renderedText } from '../widgets/markdown.js';
@@ -164,6 +166,14 @@ export class DashboardView {
     });
     this.grid = el('div', { class: 'dash-grid' });
     this.message = el('p', { class: 'empty-note', hidden: true });
+    // the run's tags and note, edited in the run list's dialog (runs/annotations.js)
+    this.annotation = el('div', { class: 'dash-annotation', hidden: true });
+    this.editor = new AnnotationEditor(root, (id, annotation) => {
+      const run = this.meta.get(id);
+      if (run) run.annotation = annotation; // shown now; the reload brings it to every view
+      this.#update(false);
+      document.dispatchEvent(new CustomEvent('sumlens:runs-changed'));
+    });
     root.append(
       el(
         'div',
@@ -175,6 +185,7 @@ export class DashboardView {
         el('span', { class: 'grow' }),
         this.picker,
       ),
+      this.annotation,
       el('div', { class: 'view-cards' }, this.message, this.grid),
     );
     store.subscribe((state, changed) => {
@@ -215,11 +226,38 @@ export class DashboardView {
       const ranks = run.ranks.length > 1 ? `ranks ${run.ranks.join(', ')} · ` : '';
       this.facts.textContent = `${ranks}updated ${formatTime(run.updated)}`;
     } else this.facts.textContent = '';
+    this.#renderAnnotation(run);
     this.picker.hidden = runs.length < 2;
     if (runs.length > 1) {
       this.picker.replaceChildren(...runs.map((r) => el('option', { value: r, text: r })));
       this.picker.value = id;
     }
+  }
+
+  /** The run's tags (each opening the run list filtered by it), note and edit button. */
+  #renderAnnotation(run) {
+    this.annotation.hidden = !run;
+    if (!run) return;
+    const { tags, note } = run.annotation ?? NO_ANNOTATION;
+    const edit = el('button', {
+      class: 'button dash-edit-annotation',
+      type: 'button',
+      text: tags.length || note ? 'Edit tags and note' : 'Add tags and a note',
+      title: `Edit the tags and note of ${run.id}`,
+      onclick: () => this.editor.open(run),
+    });
+    this.annotation.replaceChildren(
+      ...tags.map((tag) =>
+        el('a', {
+          class: 'run-tag dash-tag',
+          href: this.store.href({ view: 'runs', runtag: tag }),
+          title: `The runs tagged ${tag}`,
+          text: tag,
+        }),
+      ),
+      note ? el('span', { class: 'dash-note muted', text: note, title: note }) : null,
+      edit,
+    );
   }
 
   #render(id, run) {

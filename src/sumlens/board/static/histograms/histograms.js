@@ -8,20 +8,52 @@
 //   distribution  TensorBoard's distributions: percentile bands over the steps.
 // The buckets come from /histograms (every kept step); re-binning and percentiles are done
 // here (histmath.js), so changing the mode or the axis redraws without asking the server.
+//
+// Under the chart, "One step" (folded away until opened, or until the URL picks a step)
+// has a step slider per series offering every recorded step, the kept ones marked, and a
+// chart of each series' histogram at its picked step: a step outside the kept sample is
+// read from its file on request (/histograms/at) and remembered.
 
-import { fetchHistograms } from '../core/api.js';
+import { fetchHistograms, getJSON, newController } from '../core/api.js';
 import { el, formatCount, plural } from '../core/dom.js';
-import { AXES, HISTOGRAM_MODES } from '../core/state.js';
-import { MAX_CURVES, drawFigure, histogramFigure } from '../plots/figures.js';
+import { AXES, HISTOGRAM_MODES, cardKey } from '../core/state.js';
+import {
+  MAX_CURVES,
+  drawFigure,
+  histogramFigure,
+  overlayFigure,
+  purgeFigure,
+} from '../plots/figures.js';
 import { OverlayCard } from '../pluginview/overlaycard.js';
 import { PluginView } from '../pluginview/pluginview.js';
+import { StepPicker } from '../pluginview/steppicker.js';
 
 const MODE_LABELS = { offset: 'Offset', overlay: 'Overlay', distribution: 'Distribution' };
 const AXIS_LABELS = { step: 'Step', relative: 'Relative', wall: 'Wall time' };
 
 class HistogramCard extends OverlayCard {
   constructor(view, tag) {
-    super(view, tag, { kind: 'histogram' });
+    const pickers = el('div', { class: 'histogram-pickers' });
+    const stepPlot = el('div', { class: 'plot histogram-step-plot' });
+    const stepNote = el('p', { class: 'card-note muted' });
+    const atStep = el(
+      'details',
+      { class: 'histogram-at-step', dataset: { state: 'idle' } },
+      el('summary', { text: 'One step', title: 'Any recorded step, kept or not' }),
+      pickers,
+      stepPlot,
+      stepNote,
+    );
+    super(view, tag, { kind: 'histogram', extra: [atStep] });
+    this.pickers = pickers;
+    this.stepPlot = stepPlot;
+    this.stepNote = stepNote;
+    this.atStep = atStep;
+    this.stepLoader = {}; // holds the controller of the step chart's reads (newController)
+    atStep.addEventListener('toggle', () => {
+      if (atStep.open) this.drawStep();
+      else purgeFigure(stepPlot);
+    });
   }
 
   fetch(run, signal) {
@@ -29,6 +61,11 @@ class HistogramCard extends OverlayCard {
   }
 
   seriesOf(run, s, { colour, label }) {
+    const key = cardKey('histogram', run, s.rank, this.tag);
+    const picker = new StepPicker(this.view.store, key, () => this.drawStep());
+    picker.setSteps(s.histograms.map((h) => h.step), s.histograms.map((h) => h.wall),
+      s.recorded, s.stride);
+    picker.element.prepend(el('span', { class: 'histogram-run', title: label, text: label }));
     return {
       key: `${run}\u0000${s.rank}`,
       run,
@@ -38,14 +75,67 @@ class HistogramCard extends OverlayCard {
       colour,
       histograms: s.histograms,
       unreadable: s.unreadable ?? 0,
+      picker,
+      atStep: new Map(s.histograms.map((h) => [h.step, h])), // kept, and read on request
     };
   }
 
+  loaded() {
+    this.pickers.replaceChildren(...this.series.map((s) => s.picker.element));
+    const picked = this.view.state.at;
+    if (this.series.some((s) => s.picker.key in picked)) this.atStep.open = true;
+  }
+
   sync(state, changed) {
-    if (this.visible && this.series && (changed.has('hmode') || changed.has('axis'))) this.draw();
+    if (!this.visible || !this.series) return;
+    if (changed.has('hmode') || changed.has('axis')) this.drawMain();
+    if (changed.has('at') && this.series.map((s) => s.picker.sync(state)).some(Boolean)) {
+      this.atStep.open = true; // a link picking a step shows it (drawn on toggle, or here)
+      this.drawStep();
+    }
+  }
+
+  hide() {
+    super.hide();
+    this.stepLoader.controller?.abort();
+    purgeFigure(this.stepPlot);
+  }
+
+  /** Each series' histogram at its picked step, those outside the sample read first. */
+  async drawStep() {
+    if (!this.atStep.open || !this.visible || !this.series) return;
+    const signal = newController(this.stepLoader).signal;
+    this.atStep.dataset.state = 'loading';
+    const missing = this.series.filter((s) => s.picker.step !== undefined
+      && !s.atStep.has(s.picker.step));
+    const failed = [];
+    await Promise.all(missing.map(async (s) => {
+      const step = s.picker.step;
+      const params = [['run', s.run], ['tag', this.tag], ['step', step]];
+      if (s.rank !== null) params.push(['rank', s.rank]);
+      try {
+        s.atStep.set(step, await getJSON('histograms/at', params, signal));
+      } catch (err) {
+        if (err.name !== 'AbortError') failed.push(`${s.label} at step ${step}: ${err.message}`);
+      }
+    }));
+    if (signal.aborted || !this.visible) return;
+    const shown = this.series.flatMap((s) => {
+      const h = s.atStep.get(s.picker.step);
+      return h ? [{ ...s, histograms: [h] }] : [];
+    });
+    await drawFigure(this.stepPlot, overlayFigure(shown));
+    if (signal.aborted) return;
+    this.stepNote.textContent = failed.length ? `Could not read ${failed.join('; ')}.` : '';
+    this.atStep.dataset.state = failed.length ? 'error' : 'ready';
   }
 
   async draw() {
+    await this.drawMain();
+    await this.drawStep();
+  }
+
+  async drawMain() {
     const { hmode, axis } = this.view.state;
     const series = this.series.filter((s) => s.histograms.length);
     const figure = histogramFigure(hmode, series, { axis });

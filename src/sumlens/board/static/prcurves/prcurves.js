@@ -2,9 +2,11 @@
 // each run's (and rank's) precision against recall at the step its slider picks (the
 // newest by default; picks kept in the URL as `at`), the threshold and the counts of true
 // and false positives and negatives under the cursor. /pr_curves answers every kept step
-// of a run at once, so moving a slider redraws without asking the server.
+// of a run at once, so moving a slider over kept steps redraws without asking the server;
+// the slider offers every recorded step (the kept ones marked), and a curve outside the
+// kept sample is read from its file on request (/pr_curves/at) and remembered.
 
-import { getJSON } from '../core/api.js';
+import { getJSON, newController } from '../core/api.js';
 import { el, formatCount, plural, plotlyText } from '../core/dom.js';
 import { cardKey } from '../core/state.js';
 import { PLOT_CONFIG, loadPlotly } from '../plots/plotly.js';
@@ -40,6 +42,7 @@ class PrCurveCard extends OverlayCard {
     const pickers = el('div', { class: 'prcurve-pickers' });
     super(view, tag, { kind: 'prcurve', extra: [pickers] });
     this.pickers = pickers;
+    this.stepLoader = {}; // holds the controller of the reads of steps outside the sample
   }
 
   fetch(run, signal) {
@@ -49,9 +52,34 @@ class PrCurveCard extends OverlayCard {
   seriesOf(run, s, { colour, label }) {
     const picker = new StepPicker(this.view.store, cardKey('pr_curve', run, s.rank, this.tag),
       () => this.draw());
-    picker.setSteps(s.curves.map((c) => c.step), s.curves.map((c) => c.wall));
+    picker.setSteps(s.curves.map((c) => c.step), s.curves.map((c) => c.wall), s.recorded,
+      s.stride);
     picker.element.prepend(el('span', { class: 'prcurve-run', title: label, text: label }));
-    return { run, rank: s.rank, tag: this.tag, label, colour, picker, ...s };
+    const atStep = new Map(s.curves.map((c) => [c.step, c])); // kept, and read on request
+    return { run, rank: s.rank, tag: this.tag, label, colour, picker, atStep, ...s };
+  }
+
+  hide() {
+    super.hide();
+    this.stepLoader.controller?.abort();
+  }
+
+  /** Read the picked curves outside the kept sample; returns what could not be read. */
+  async #readPicked(signal) {
+    const failed = [];
+    const missing = this.series.filter((s) => s.picker.step !== undefined
+      && !s.atStep.has(s.picker.step));
+    await Promise.all(missing.map(async (s) => {
+      const step = s.picker.step;
+      const params = [['run', s.run], ['tag', this.tag], ['step', step]];
+      if (s.rank !== null) params.push(['rank', s.rank]);
+      try {
+        s.atStep.set(step, await getJSON('pr_curves/at', params, signal));
+      } catch (err) {
+        if (err.name !== 'AbortError') failed.push(`${s.label} at step ${step}: ${err.message}`);
+      }
+    }));
+    return failed;
   }
 
   loaded() {
@@ -64,9 +92,12 @@ class PrCurveCard extends OverlayCard {
   }
 
   async draw() {
+    const signal = newController(this.stepLoader).signal;
+    const failed = await this.#readPicked(signal);
+    if (signal.aborted) return;
     const data = this.series
-      .filter((s) => s.curves.length)
-      .map((s) => curveTrace(s, s.curves[s.picker.index]));
+      .filter((s) => s.atStep.has(s.picker.step))
+      .map((s) => curveTrace(s, s.atStep.get(s.picker.step)));
     const layout = {
       margin: { l: 52, r: 12, t: 8, b: 40 },
       xaxis: { title: { text: 'recall' }, range: [-0.02, 1.02], zeroline: false },
@@ -75,7 +106,7 @@ class PrCurveCard extends OverlayCard {
       hovermode: 'closest',
     };
     const Plotly = await loadPlotly();
-    if (!this.visible) return;
+    if (!this.visible || signal.aborted) return;
     await Plotly.react(this.plot, data, layout, PLOT_CONFIG);
     this.draws += 1;
     this.element.dataset.draws = String(this.draws);
@@ -88,6 +119,7 @@ class PrCurveCard extends OverlayCard {
         ? `${plural(unreadable, 'kept step')} could not be read back (damaged, not a ` +
           'curve, or the file changed since it was listed) and are not drawn.'
         : '',
+      failed.length ? `Could not read ${failed.join('; ')}.` : '',
     ].filter(Boolean).join(' ');
   }
 }

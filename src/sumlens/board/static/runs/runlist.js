@@ -1,8 +1,9 @@
 // runlist.js: the home view, every run under the base directory in a searchable table.
 // A run's name opens it in Scalars; the link beside it, its training dashboard.
 // Each run shows the tags and note the user gave it (runs/annotations.js: kept in the
-// workspace by the server), edited in a dialog; the list filters by one of those tags, and
-// the whole set downloads as JSON and imports from such a file (a team's shared tags).
+// workspace by the server), edited in a dialog; the list filters by one of those tags (the
+// URL's `runtag`, so a reload or a shared link keeps it), and the whole set downloads as
+// JSON and imports from such a file (a team's shared tags).
 //
 // The table is virtualised: rows have a fixed height, a spacer gives the scroll height of
 // all of them, and only the rows in sight (plus a few either side) exist as elements. They
@@ -133,7 +134,6 @@ export class RunList {
     this.loaded = false;
     this.pool = [];
     this.generation = 0; // bumped whenever what a row shows may have changed
-    this.tagFilter = ''; // show only the runs with this run tag ('' shows all)
     this.#build(root);
     this.#fillTagFilter();
     store.subscribe((state, changed) => this.#onState(state, changed));
@@ -160,6 +160,11 @@ export class RunList {
     }
   }
 
+  /** The run tag the list is filtered by ('' shows all): the URL's `runtag`. */
+  get tagFilter() {
+    return this.store.state.runtag;
+  }
+
   #fillTagFilter() {
     const counts = tagCounts(this.runs);
     if (this.tagFilter && !counts.some(([tag]) => tag === this.tagFilter)) {
@@ -174,10 +179,7 @@ export class RunList {
   }
 
   #setTagFilter(tag) {
-    this.tagFilter = tag;
-    this.#fillTagFilter();
-    this.viewport.scrollTop = 0;
-    this.#refilter();
+    this.store.set({ runtag: tag }); // #onState shows it
   }
 
   async #import(file) {
@@ -342,8 +344,9 @@ export class RunList {
 
   #onState(state, changed) {
     this.#syncControls(state);
+    if (changed.has('runtag')) this.#fillTagFilter();
     // Any change may alter the rows' links (they carry the state), so rows are redrawn.
-    if (['q', 'regex', 'sort', 'desc'].some((key) => changed.has(key))) {
+    if (['q', 'regex', 'sort', 'desc', 'runtag'].some((key) => changed.has(key))) {
       this.viewport.scrollTop = 0; // a new search or order starts at the top
       this.#refilter();
     } else this.#changed();

@@ -2,19 +2,22 @@
 // chart's groups, and their traces (a centre line over a filled band in the group's colour).
 //
 // The server groups and aggregates (GET /api/v1/scalars/groups, board/api/groups.py): by a
-// regular expression over run ids, whose capture groups name the group, or by run tag; a
-// run that is in no group stays single and is drawn as before. Each member is smoothed
+// regular expression over run ids, whose capture groups name the group, by run tag, or by a
+// hyper-parameter or lineage field (`hparam/lr`: a group per value, "lr=0.1"; the fields
+// the selected runs have come from /api/v1/scalars/groups/fields); a run that is in no
+// group stays single and is drawn as before. Each member is smoothed
 // before the mean (or median) and the band (std, min-max or a percentile range) are taken
 // over the members that have a step. The members are drawn faintly in their group's colour
 // or hidden. The settings live in the URL as the view's own parameter
 // (`group={"by":"regex","re":"lr([0-9.]+)/","stat":"mean","band":"std","members":"hidden"}`,
+// `group={"by":"field","field":"hparam/lr"}`,
 // views.js `param`), so a reload or a shared link groups the same way.
 
 import { apiUrl, getJSON } from '../core/api.js';
 import { el, plotlyText } from '../core/dom.js';
 import { Colours } from '../widgets/colours.js';
 
-export const GROUP_BY = ['regex', 'tag'];
+export const GROUP_BY = ['regex', 'tag', 'field'];
 export const STATS = ['mean', 'median'];
 export const BANDS = ['std', 'minmax', 'p25-75', 'p10-90'];
 const BAND_LABELS = {
@@ -27,17 +30,21 @@ const BAND_OPACITY = '4d'; // the band's fill: the group colour at 30% (hex alph
 const MEMBER_OPACITY = 0.3;
 
 /**
- * The grouping `state.scalars` asks for, checked ({by, re, stat, band, members}), or null
- * when the runs are not grouped (no `by`, or a regex grouping without a pattern).
+ * The grouping `state.scalars` asks for, checked ({by, re, field, stat, band, members}), or
+ * null when the runs are not grouped (no `by`, a regex grouping without a pattern, or a
+ * field grouping without a field).
  */
 export function groupOptions(state) {
   const raw = state.scalars ?? {};
   if (!GROUP_BY.includes(raw.by)) return null;
   const re = typeof raw.re === 'string' ? raw.re : '';
   if (raw.by === 'regex' && !re) return null;
+  const field = typeof raw.field === 'string' ? raw.field : '';
+  if (raw.by === 'field' && !field) return null;
   return {
     by: raw.by,
     re,
+    field,
     stat: STATS.includes(raw.stat) ? raw.stat : STATS[0],
     band: BANDS.includes(raw.band) ? raw.band : BANDS[0],
     members: raw.members === 'hidden' ? 'hidden' : 'faint',
@@ -49,6 +56,7 @@ function groupParams(runs, tags, options, axis, smoothing) {
   const params = [...runs.map((run) => ['run', run]), ...tags.map((tag) => ['tag', tag])];
   params.push(['by', options.by], ['stat', options.stat], ['band', options.band]);
   if (options.by === 'regex') params.push(['group_regex', options.re]);
+  if (options.by === 'field') params.push(['field', options.field]);
   params.push(['axis', axis], ['smoothing', smoothing]);
   return params;
 }
@@ -184,7 +192,15 @@ export class GroupControls {
       el('option', { value: '', text: 'No groups' }),
       el('option', { value: 'regex', text: 'Group: regex' }),
       el('option', { value: 'tag', text: 'Group: run tag' }),
+      el('option', { value: 'field', text: 'Group: field' }),
     );
+    this.field = el('select', {
+      class: 'select run-group-field',
+      'aria-label': 'Group field',
+      title: 'A hyper-parameter or lineage field: one group per value',
+      onchange: () => set({ by: 'field', field: this.field.value }),
+    });
+    this.fieldsOf = null; // the runs whose fields the select lists (JSON), or a request's
     this.regex = el('input', {
       type: 'text',
       class: 'run-group-regex',
@@ -222,7 +238,7 @@ export class GroupControls {
         set({ members: hidden ? undefined : 'hidden' });
       },
     });
-    const controls = [this.by, this.regex, this.stat, this.band, this.members];
+    const controls = [this.by, this.regex, this.field, this.stat, this.band, this.members];
     this.elements = [el('span', { class: 'run-group-controls' }, ...controls)];
   }
 
@@ -233,11 +249,41 @@ export class GroupControls {
     this.by.value = by;
     if (document.activeElement !== this.regex) this.regex.value = raw.re ?? '';
     this.regex.hidden = by !== 'regex';
+    this.field.hidden = by !== 'field';
+    if (by === 'field') this.#listFields(state.runs);
     const options = groupOptions(state);
     for (const control of [this.stat, this.band, this.members]) control.hidden = !options;
     this.stat.value = options?.stat ?? STATS[0];
     this.band.value = options?.band ?? BANDS[0];
     this.members.setAttribute('aria-pressed', String(options?.members === 'hidden'));
+  }
+
+  /** Fill the field select with the fields of `runs` (fetched once per selection). */
+  async #listFields(runs) {
+    const key = JSON.stringify(runs);
+    if (this.fieldsOf !== key) {
+      this.fieldsOf = key;
+      let fields = [];
+      try {
+        ({ fields } = await getJSON('scalars/groups/fields', runs.map((run) => ['run', run])));
+      } catch (error) {
+        this.field.title = `The fields could not be listed: ${error.message}`;
+      }
+      if (this.fieldsOf !== key) return; // the selection changed meanwhile
+      this.field.replaceChildren(
+        el('option', { value: '', text: fields.length ? 'Field…' : 'No field' }),
+        ...fields.map(({ id, label, kind }) =>
+          el('option', { value: id, text: id, title: `${label} (${kind})` }),
+        ),
+      );
+      this.field.dataset.fields = String(fields.length);
+    }
+    // a field from a shared link that these runs lack is still offered, and said so
+    const chosen = this.store.state.scalars?.field ?? '';
+    if (chosen && ![...this.field.options].some((option) => option.value === chosen)) {
+      this.field.append(el('option', { value: chosen, text: `${chosen} (no selected run)` }));
+    }
+    this.field.value = chosen;
   }
 
   /** Merge `patch` into the URL's group settings (undefined drops a key; defaults too). */

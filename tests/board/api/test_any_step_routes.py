@@ -5,11 +5,16 @@ A real loader reads a run of 500 image steps with a sample cap of 10: ``/samples
 every recorded step beside the kept ones, every step's image is served byte-equal to what
 was written (by one ranged read, also from object storage: moto's S3 server), the index
 survives a restart of the loader, a step never recorded is a 404 naming it, crafted
-offsets read nothing, and the index stays bounded on a long series.
+offsets read nothing, and the index stays bounded on a long series. Histograms, PR curves
+and audio clips that torch's ``SummaryWriter`` wrote, kept 4 of 40, are listed with every
+recorded step and served at any of them (``/histograms/at``, ``/pr_curves/at``,
+``/audio/clips/at`` and ``/audio``) as written.
 """
 
 from __future__ import annotations
 
+import io
+import wave
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,6 +32,9 @@ from sumlens.board.data.samples import SAMPLE, StepIndex
 from sumlens.board.data.surface import Samples
 
 STEPS = range(2, 1002, 2)  # 500 steps; odd ones are never recorded
+TB_STEPS = range(3, 123, 3)  # 40 steps of each torch plugin, 4 kept
+TB_CAPS = {"histogram": 4, "pr_curve": 4, "audio": 4}
+RATE = 8000
 TAG = "input/img"
 CAP = 10
 
@@ -166,3 +174,124 @@ def test_the_index_is_bounded_and_evenly_thinned() -> None:
     index.add(40, 1.0, 0, 7, 5)  # a resumed run: what it replaces goes
     assert index.rows["step"].tolist() == [0, 16, 32, 40]
     assert not index.rows.flags.writeable
+
+
+def _buckets(step: int) -> tuple[np.ndarray, np.ndarray]:
+    """The bucket limits and counts of the histogram written at ``step``."""
+    limits = np.linspace(-1.0, 1.0, 6) + step / 100
+    return limits, np.arange(6, dtype=np.float64) * step + 1
+
+
+def _curve(step: int) -> np.ndarray:
+    """The (6, 5) PR curve written at ``step``: tp, fp, tn, fn, precision, recall."""
+    tp = np.linspace(20, 0, 5) + step
+    fp = np.linspace(10, 0, 5)
+    fn = 30 - tp + step
+    return np.stack([tp, fp, 10 - fp, fn, tp / np.maximum(tp + fp, 1), tp / (tp + fn)])
+
+
+def _clip(step: int) -> np.ndarray:
+    """The mono clip written at ``step``: ``step`` ms of a sine, louder as the steps go."""
+    frames = RATE * step // 1000
+    return (step / 200) * np.sin(np.arange(frames) * step / 50)
+
+
+@pytest.fixture(scope="module")
+def tb_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
+    import torch
+    from torch.utils.tensorboard import SummaryWriter
+
+    base = tmp_path_factory.mktemp("anystep-tb")
+    with SummaryWriter(str(base / "tb")) as writer:
+        for step in TB_STEPS:
+            limits, counts = _buckets(step)
+            writer.add_histogram_raw("w", -1.5, limits[-1], counts.sum(), step * 2.0, step * 3.0,
+                                     limits.tolist(), counts.tolist(), step)  # fmt: skip
+            tp, fp, tn, fn, precision, recall = _curve(step)
+            writer.add_pr_curve_raw("cat", tp, fp, tn, fn, precision, recall, step, 5)
+            writer.add_audio("voice", torch.from_numpy(_clip(step)), step, sample_rate=RATE)
+    loader = Loader(base, tmp_path_factory.mktemp("ws-tb"), caps=TB_CAPS)
+    loader.poll()
+    with route_client(loader) as found:
+        yield found
+
+
+def _listed(client: TestClient, path: str, key: str) -> tuple[list[int], list[int]]:
+    """The kept steps and every recorded step ``path`` lists of the torch run's ``key``."""
+    tag = {"histograms": "w", "pr_curves": "cat", "audio/clips": "voice"}[path]
+    response = client.get(f"/api/v1/{path}", params={"run": "./tb", "tag": tag})
+    assert response.status_code == 200, response.text
+    (series,) = response.json()["series"]
+    assert series["stride"] == 1
+    return [entry["step"] for entry in series[key]], series["recorded"]
+
+
+def _outside(client: TestClient, path: str, key: str) -> list[int]:
+    kept, recorded = _listed(client, path, key)
+    assert len(kept) <= TB_CAPS["histogram"] + 1 and recorded == list(TB_STEPS)
+    outside = [step for step in recorded if step not in kept]
+    assert len(outside) >= 35
+    return outside
+
+
+def test_a_histogram_outside_the_sample_is_served_as_written(tb_client: TestClient) -> None:
+    for step in _outside(tb_client, "histograms", "histograms"):
+        response = tb_client.get(
+            "/api/v1/histograms/at", params={"run": "./tb", "tag": "w", "step": step}
+        )
+        assert response.status_code == 200, response.text
+        found = response.json()
+        limits, counts = _buckets(step)
+        assert (found["run"], found["rank"], found["tag"], found["step"]) == (
+            "./tb",
+            None,
+            "w",
+            step,
+        )
+        assert (found["min"], found["sum"], found["count"]) == (-1.5, step * 2.0, counts.sum())
+        assert found["counts"] == counts.tolist()
+        np.testing.assert_allclose(np.add(found["left"], found["width"]), limits)
+        assert found["left"][0] == -1.5
+
+
+def test_a_pr_curve_outside_the_sample_is_served_as_written(tb_client: TestClient) -> None:
+    for step in _outside(tb_client, "pr_curves", "curves"):
+        response = tb_client.get(
+            "/api/v1/pr_curves/at", params={"run": "./tb", "tag": "cat", "step": step}
+        )
+        assert response.status_code == 200, response.text
+        found = response.json()
+        assert (found["step"], found["thresholds"]) == (step, [0.0, 0.25, 0.5, 0.75, 1.0])
+        for row, name in enumerate(("tp", "fp", "tn", "fn", "precision", "recall")):
+            np.testing.assert_allclose(found[name], _curve(step)[row], rtol=1e-6)
+
+
+def test_an_audio_clip_outside_the_sample_is_served_as_written(tb_client: TestClient) -> None:
+    for step in _outside(tb_client, "audio/clips", "clips"):
+        params = {"run": "./tb", "tag": "voice", "step": step}
+        facts = tb_client.get("/api/v1/audio/clips/at", params=params)
+        assert facts.status_code == 200, facts.text
+        clip = _clip(step)
+        assert {key: facts.json()[key] for key in ("step", "sample_rate", "channels", "frames")} \
+            == {"step": step, "sample_rate": RATE, "channels": 1, "frames": clip.size}  # fmt: skip
+        played = tb_client.get("/api/v1/audio", params=params)
+        assert played.headers["content-type"] == "audio/wav"
+        with wave.open(io.BytesIO(played.content)) as heard:
+            samples = np.frombuffer(heard.readframes(heard.getnframes()), dtype="<i2")
+        np.testing.assert_allclose(samples, clip * np.iinfo(np.int16).max, atol=1)
+
+
+@pytest.mark.parametrize(
+    ("path", "tag"), [("histograms/at", "w"), ("pr_curves/at", "cat"), ("audio/clips/at", "voice")]
+)
+def test_a_step_never_recorded_of_a_torch_plugin_is_a_404(
+    tb_client: TestClient, path: str, tag: str
+) -> None:
+    for step in (4, 121, 500):
+        response = tb_client.get(
+            f"/api/v1/{path}", params={"run": "./tb", "tag": tag, "step": step}
+        )
+        assert response.status_code == 404
+        detail = response.json()["detail"]
+        assert f"step={step}" in detail and "never recorded" in detail, detail
+        assert "40 recorded steps from 3 to 120" in detail
