@@ -1,6 +1,6 @@
 """Dashboard speed: the sumlens board server against TensorBoard, its data server and MindInsight.
 
-Two tables from one run (``benchmarks/README.md``, section ``bench_board.py``, says what each
+Tables from one run (``benchmarks/README.md``, section ``bench_board.py``, says what each
 row times and why):
 
 (a) *Time to every point.* On the anchors' files (the 46 MB TensorBoard file of
@@ -20,8 +20,13 @@ row times and why):
     x 200 steps (every run loaded), cold starts of both; 10,000 tiny runs fully loaded
     (sumlens alone: under 5 s); and the CPU share of a server idling over 20,000 empty
     sub-directories. ``--before SRC`` adds another checkout's sumlens as a contender.
+(e)-(g) *Comparing runs* (issue 30): (e) in Chromium, the scalars page of 1 run x 12,345
+    tags x 1,000 steps until its tag groups are listed and the first screen of charts
+    drawn, against TensorBoard's Time Series page on the same run, both servers loaded,
+    interleaved rounds; (f) the groups request over 100 runs in 10 groups with std bands
+    over 10,000 steps each (p95 < 100 ms); (g) a 50-run snapshot file's size and open time.
 
-Usage: ``.venv/bin/python benchmarks/bench_board.py [--quick] [--only a|b|c|d] [--rounds 5]``.
+Usage: ``.venv/bin/python benchmarks/bench_board.py [--quick] [--only a|efg|...] [--rounds 5]``.
 Data is generated once under ``benchmarks/data/board/``; raw timings go to
 ``benchmarks/results/bench_board.json``.
 """
@@ -47,6 +52,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import _page_workloads
+import bench_snapshot
 import httpx
 import idle_workloads
 import numpy as np
@@ -85,6 +92,7 @@ from _harness import (
     verdict,
 )
 from board_plugin_data import PluginShape, write_plugin_run
+from playwright.sync_api import sync_playwright
 
 BOARD_DATA = DATA_DIR / "board"
 GENERATOR_VERSION = 1
@@ -1750,6 +1758,138 @@ def run_scale_d(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+# ---- (e), (f), (g) comparing runs (issue 30) ----------------------------------------------
+
+GROUP_P95_TARGET_MS = 100.0
+"""The groups request's p95 over 100 runs in 10 groups of 10,000 steps (issue 30)."""
+
+
+def page_workload(quick: bool) -> scale_workloads.Workload:
+    """The 12,345-tag run of (e): 1,000 steps, or table (d)'s 50-step one with ``--quick``."""
+    return scale_workloads.WORKLOADS["tags"] if quick else _page_workloads.PAGE
+
+
+def run_pages(args: argparse.Namespace) -> dict[str, Any]:
+    """Table (e): both servers loaded over the same run, then per round (``--page-rounds``,
+    order rotated) each one's scalars page opened in a fresh context of one Chromium."""
+    workload = page_workload(args.quick)
+    table = Table()
+    with contextlib.ExitStack() as stack:
+        sumlens_url, sumlens_ready = stack.enter_context(_page_workloads.serving_sumlens(workload))
+        tb_url, tb_ready = stack.enter_context(_page_workloads.serving_tensorboard(workload))
+        playwright = stack.enter_context(sync_playwright())
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        stack.callback(browser.close)
+        units = [
+            Unit(
+                "page/sumlens",
+                lambda: {"page/sumlens": _page_workloads.sumlens_page(browser, sumlens_url)},
+                set(range(args.page_rounds)),
+            ),
+            Unit(
+                "page/tensorboard",
+                lambda: {"page/tensorboard": _page_workloads.tensorboard_page(browser, tb_url)},
+                set(range(args.page_rounds)),
+            ),
+        ]
+        run_rounds(units, args.page_rounds, table)
+    return {
+        "workload": asdict(workload),
+        "ready_s": {"sumlens": sumlens_ready, "tensorboard": tb_ready},
+        "results": table.results,
+        "failures": table.failures,
+    }
+
+
+def report_e(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """Print table (e): medians per server, per-round ratio TensorBoard / sumlens (> 1 is
+    sumlens sooner)."""
+    shape = result["workload"]
+    print(
+        f"\n(e) scalars page of 1 run x {shape['tags']:,} tags x {shape['steps']:,} steps in "
+        "Chromium, servers loaded: seconds until the tag groups are listed and the first "
+        "screen of charts drawn (median, range)"
+    )
+    rows = []
+    results = result["results"]
+    for who in ("tensorboard", "sumlens"):
+        found = results.get(f"page/{who}", [])
+        if not found:
+            print(f"  {who:12} FAILED: {result['failures'].get(f'page/{who}')}")
+            continue
+        seconds = [r["seconds"] for r in found]
+        row = {"contender": who, "ready_s": result["ready_s"][who], **(summary(seconds) or {})}
+        first = found[0]
+        line = f"  {who:12} {fmt_s(row['median'])} s ({fmt_s(row['min'])}-{fmt_s(row['max'])})"
+        line += f"; {first['groups']} groups, {first['drawn']} charts on screen, "
+        line += f"{first['fetched']} data requests; server loaded in {row['ready_s']:.1f} s"
+        tb = results.get("page/tensorboard", [])
+        if who == "sumlens" and tb:
+            ratios = [s["seconds"] / f["seconds"] for s, f in same_round_pairs(tb, found)]
+            row["ratio"] = summary(ratios)
+            tie = verdict(ratios, None)
+            row["verdict"] = verdict(ratios, 1.0) + (f"; {tie}" if tie else "")
+            line += f"\n  TensorBoard / sumlens {fmt_x(statistics.median(ratios))} "
+            line += f"({fmt_x(min(ratios))}-{fmt_x(max(ratios))}), sumlens sooner: "
+            line += row["verdict"]
+        print(line)
+        rows.append(row)
+    return rows
+
+
+def run_groups(args: argparse.Namespace) -> dict[str, Any]:
+    """Table (f): ``sumlens serve`` over 100 runs x 10,000 steps until loaded, then
+    ``--group-requests`` groups requests (10 groups, mean and std band, smoothed, 1,000
+    points) one after another; the first one apart (nothing computed before it)."""
+    workload = _page_workloads.GROUPS
+    with _page_workloads.serving_sumlens(workload) as (url, ready_s):
+        first, _ = _page_workloads.group_latencies(url, 1)
+        seconds, shape = _page_workloads.group_latencies(url, args.group_requests)
+    return {
+        "workload": asdict(workload),
+        "ready_s": ready_s,
+        "first_s": first[0],
+        "seconds": seconds,
+        "shape": shape,
+    }
+
+
+def report_f(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """Print table (f): the groups request's p50 and p95 against its target."""
+    shape, seconds = result["workload"], result["seconds"]
+    p50, p95 = percentile_ms(seconds, 50), percentile_ms(seconds, 95)
+    met = "met" if p95 < GROUP_P95_TARGET_MS else "NOT MET"
+    got = result["shape"]
+    print(
+        f"\n(f) groups request, {shape['runs']} runs x {shape['steps']:,} steps in "
+        f"{got['groups']} groups of {got['members']} (mean, std band, smoothing, "
+        f"{got['points']} points each): p50 / p95 {p50:.1f} / {p95:.1f} ms "
+        f"(n={len(seconds)}; first {result['first_s'] * 1000:.1f} ms); "
+        f"p95 < {GROUP_P95_TARGET_MS:.0f} ms: {met}"
+    )
+    return [{"p50_ms": p50, "p95_ms": p95, "first_ms": result["first_s"] * 1000, "met": met}]
+
+
+def run_snapshot(args: argparse.Namespace) -> dict[str, Any]:
+    """Table (g): ``bench_snapshot``'s measure, 50 runs (5 with ``--quick``)."""
+    runs, steps = (5, 1_000) if args.quick else (50, 5_000)
+    result = bench_snapshot.measure(runs, 8, steps, args.snapshot_rounds)
+    if result is None:
+        raise RuntimeError("sumlens snapshot failed")
+    return result
+
+
+def report_g(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """Print table (g): the file's size, the command's time, the opens."""
+    print(f"\n(g) {bench_snapshot.describe(result)}")
+    keys = ("file_bytes", "command_s", "open_first_screen_s", "open_all_charts_s")
+    return [{key: result[key] for key in keys}]
+
+
+TABLES = "abcdefg"
+"""The letters of the tables, for ``--only``."""
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """The options (``--quick`` shrinks the rounds and the data)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -1790,7 +1930,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--dashboard-opens", type=int, default=5, help="opens of the plugin dashboard (5)"
     )
     parser.add_argument(
-        "--only", choices=("a", "b", "c", "d"), help="run only table (a), (b), (c) or (d)"
+        "--only",
+        default=TABLES,
+        help=f"the tables to run, as letters (default {TABLES}: all; 'efg': issue 30's)",
+    )
+    parser.add_argument(
+        "--page-rounds", type=int, default=3, help="interleaved page openings of table (e) (3)"
+    )
+    parser.add_argument(
+        "--group-requests", type=int, default=50, help="groups requests timed in table (f) (50)"
+    )
+    parser.add_argument(
+        "--snapshot-rounds", type=int, default=3, help="opens of the snapshot in table (g) (3)"
     )
     parser.add_argument(
         "--scale-d-rounds", type=int, default=5, help="interleaved rounds of table (d) (5)"
@@ -1821,11 +1972,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.quick:
         args.rounds, args.mi_timeout, args.queries, args.scrolls = 2, 60.0, 20, 10
-        args.reopens = 2
+        args.reopens, args.page_rounds, args.group_requests, args.snapshot_rounds = 2, 2, 10, 1
+    if not args.only or set(args.only) - set(TABLES):
+        parser.error(f"--only={args.only!r}: give letters out of {TABLES!r}, such as 'a' or 'efg'")
     if args.rounds < 1 or min(args.mi_rounds, args.cold_numba_rounds, args.reopens) < 0:
         parser.error("--rounds must be >= 1; --mi-rounds, --cold-numba-rounds, --reopens >= 0")
     if args.out is None:
-        args.out = RESULTS_DIR / ("bench_board_quick.json" if args.quick else "bench_board.json")
+        part = "" if args.only == TABLES else f"_{args.only}"  # a part keeps the whole run's file
+        args.out = RESULTS_DIR / f"bench_board{part}{'_quick' if args.quick else ''}.json"
     return args
 
 
@@ -1846,12 +2000,12 @@ def main(argv: list[str] | None = None) -> int:
     meta = machine_meta()
     out: dict[str, Any] = {"meta": meta, "args": {k: str(v) for k, v in vars(args).items()}}
     plugins = QUICK_PLUGINS if args.quick else FULL_PLUGINS
-    files = anchors(args.quick) if args.only in (None, "a") else []
-    if args.only in (None, "b"):
+    files = anchors(args.quick) if "a" in args.only else []
+    if "b" in args.only:
         scale_dir(shape)
         if not args.no_browser:
             browser_dir(shape)
-    if args.only in (None, "c"):
+    if "c" in args.only:
         scale_plugins_dir(shape, plugins)
     print("warming up (untimed):", flush=True)
     prime_numba()
@@ -1878,16 +2032,26 @@ def main(argv: list[str] | None = None) -> int:
                 **report_a(files, table, args),
             }
             save(out, args.out)  # table (a) is kept even if (b) fails
-        if args.only in (None, "b"):
+        if "b" in args.only:
             scale = run_scale(procs, shape, args)
             out["b"] = {**scale, "rows": report_b(scale, shape)}
             save(out, args.out)
-        if args.only in (None, "c"):
+        if "c" in args.only:
             result = run_plugins(procs, shape, plugins, args)
             out["c"] = {**result, "rows": report_c(result, shape, plugins)}
             save(out, args.out)
-        if args.only in (None, "d"):
+        if "d" in args.only:
             out["d"] = run_scale_d(args)
+            save(out, args.out)
+        for letter, run, report in (
+            ("e", run_pages, report_e),
+            ("f", run_groups, report_f),
+            ("g", run_snapshot, report_g),
+        ):
+            if letter in args.only:
+                result = run(args)
+                out[letter] = {**result, "rows": report(result)}
+                save(out, args.out)
     finally:
         procs.close()
     meta["total_s"] = time.perf_counter() - started

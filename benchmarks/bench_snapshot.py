@@ -21,6 +21,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from _browser import CHROMIUM, CHROMIUM_ARGS
@@ -79,6 +80,46 @@ def open_times(path: Path, rounds: int) -> list[dict[str, float]]:
     return times
 
 
+def measure(runs: int, tags: int, steps: int, rounds: int) -> dict[str, Any] | None:
+    """Write the runs, time ``sumlens snapshot`` over them and open its file ``rounds``
+    times; the result (None when the command failed)."""
+    with tempfile.TemporaryDirectory(prefix="bench-snapshot-") as tmp:
+        base, out = Path(tmp) / "logs", Path(tmp) / "report.html"
+        start = time.perf_counter()
+        write_runs(base, runs, tags, steps)
+        print(f"wrote {runs} runs x {tags} tags x {steps} steps "
+              f"in {time.perf_counter() - start:.1f} s", file=sys.stderr)  # fmt: skip
+        start = time.perf_counter()
+        argv = ["snapshot", "--summary-base-dir", str(base), "--workspace", f"{tmp}/ws"]
+        if sumlens_main([*argv, "-o", str(out)]) != 0:
+            return None
+        build_s = time.perf_counter() - start
+        size = out.stat().st_size
+        times = open_times(out, rounds)
+    return {
+        "runs": runs,
+        "tags": tags,
+        "steps": steps,
+        "file_bytes": size,
+        "command_s": build_s,
+        "open_first_screen_s": statistics.median(t["first_screen_s"] for t in times),
+        "open_all_charts_s": statistics.median(t["all_charts_s"] for t in times),
+        "rounds": times,
+    }
+
+
+def describe(result: dict[str, Any]) -> str:
+    """One line saying what :func:`measure` measured."""
+    runs, tags, steps = result["runs"], result["tags"], result["steps"]
+    return (
+        f"snapshot of {runs} runs x {tags} tags x {steps} steps: "
+        f"{result['file_bytes'] / 1e6:.1f} MB, written in {result['command_s']:.1f} s "
+        "(sumlens snapshot, cold workspace); opened in Chromium from disk, offline: first screen "
+        f"{result['open_first_screen_s']:.2f} s, all {tags} charts "
+        f"{result['open_all_charts_s']:.2f} s (median of {len(result['rounds'])})"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=50)
@@ -86,38 +127,12 @@ def main() -> int:
     parser.add_argument("--steps", type=int, default=5000)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="bench-snapshot-") as tmp:
-        base, out = Path(tmp) / "logs", Path(tmp) / "report.html"
-        start = time.perf_counter()
-        write_runs(base, args.runs, args.tags, args.steps)
-        print(f"wrote {args.runs} runs x {args.tags} tags x {args.steps} steps "
-              f"in {time.perf_counter() - start:.1f} s", file=sys.stderr)  # fmt: skip
-        start = time.perf_counter()
-        argv = ["snapshot", "--summary-base-dir", str(base), "--workspace", f"{tmp}/ws"]
-        if sumlens_main([*argv, "-o", str(out)]) != 0:
-            return 1
-        build_s = time.perf_counter() - start
-        size = out.stat().st_size
-        times = open_times(out, args.rounds)
-    result = {
-        "runs": args.runs,
-        "tags": args.tags,
-        "steps": args.steps,
-        "file_bytes": size,
-        "command_s": build_s,
-        "open_first_screen_s": statistics.median(t["first_screen_s"] for t in times),
-        "open_all_charts_s": statistics.median(t["all_charts_s"] for t in times),
-        "rounds": times,
-    }
+    result = measure(args.runs, args.tags, args.steps, args.rounds)
+    if result is None:
+        return 1
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(result, indent=2) + "\n")
-    print(
-        f"snapshot of {args.runs} runs x {args.tags} tags x {args.steps} steps: "
-        f"{size / 1e6:.1f} MB, written in {build_s:.1f} s (sumlens snapshot, cold workspace); "
-        "opened in Chromium from disk, offline: first screen "
-        f"{result['open_first_screen_s']:.2f} s, "
-        f"all {args.tags} charts {result['open_all_charts_s']:.2f} s (median of {args.rounds})"
-    )
+    print(describe(result))
     return 0
 
 

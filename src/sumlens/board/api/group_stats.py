@@ -100,11 +100,11 @@ def aggregate(
     columns = [(ref, points) for ref, points in columns if points.size]
     if not columns:
         return None
-    steps = np.unique(np.concatenate([points["step"] for _, points in columns]))
+    steps = _union_of_steps([points["step"] for _, points in columns])
     grid = np.full((len(columns), steps.size), np.nan)
     xs = None if axis.name == "step" else np.full_like(grid, np.nan)
     for row, (ref, points) in enumerate(columns):
-        at = np.searchsorted(steps, points["step"])
+        at = slice(None) if points.size == steps.size else np.searchsorted(steps, points["step"])
         grid[row, at] = smooth(points["value"], smoothing, method)
         if xs is not None:
             xs[row, at] = _member_x(surface, ref, points, axis)
@@ -117,6 +117,15 @@ def aggregate(
         x[seen > 0] = np.where(known, xs, 0.0).sum(axis=0)[seen > 0] / seen[seen > 0]
         missing = int(np.count_nonzero(seen == 0))
     return Aggregate(steps, x, center, low, high, count, missing)
+
+
+def _union_of_steps(members: list[np.ndarray]) -> np.ndarray:
+    """Every step any member has, ascending; members that all log the same steps (seeds of
+    one script, the usual case) give theirs without a sort of all of them together."""
+    first = members[0]
+    if all(steps.size == first.size and np.array_equal(steps, first) for steps in members[1:]):
+        return first
+    return np.unique(np.concatenate(members))
 
 
 def _member_x(surface: ReadSurface, ref: SeriesRef, points: np.ndarray, axis: XAxis) -> np.ndarray:
@@ -144,7 +153,9 @@ def _statistics(
     n = count[some]
     center, low, high = (np.full(grid.shape[1], np.nan) for _ in range(3))
     mean = np.where(held, values, 0.0).sum(axis=0) / n
-    ordered = np.sort(values, axis=0)  # NaN last: each column's n finite values come first
+    ordered = None  # sorted only for a median or a percentile band (the costly part)
+    if statistic.stat != "mean" or statistic.band not in ("std", "minmax"):
+        ordered = np.sort(values, axis=0)  # NaN last: each column's n finite values first
     center[some] = mean if statistic.stat == "mean" else _percentile(ordered, n, 50.0)
     if statistic.band == "std":
         spread = np.sqrt(np.where(held, (values - mean) ** 2, 0.0).sum(axis=0) / n)
