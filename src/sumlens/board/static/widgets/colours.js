@@ -15,11 +15,12 @@
 //
 // The palette is Okabe & Ito's colour-blind-safe one ("Color Universal Design", 2008)
 // without its black, which vanishes on the dark theme; its yellow, the faintest on white,
-// comes last.
+// comes last and is nobody's preferred colour: a run gets it only when the others are taken.
 
 export const PALETTE = [
   '#0072b2', '#e69f00', '#009e73', '#cc79a7', '#56b4e9', '#d55e00', '#f0e442',
 ];
+const PREFERRED = PALETTE.length - 1; // the colours a hash may land on: all but the yellow
 
 const HEX = /^#[0-9a-f]{6}$/i;
 
@@ -40,7 +41,7 @@ function seriesKey(run, rank, ranked) {
 
 /** The palette colour `key` prefers (the one it gets while nothing shown competes). */
 export function preferredColour(key) {
-  return PALETTE[hash(key) % PALETTE.length];
+  return PALETTE[hash(key) % PREFERRED];
 }
 
 /** `hex` mixed with white by `t` (0: itself, 1: white), as #rrggbb. */
@@ -85,7 +86,7 @@ export class Colours {
     let taken = new Set(); // palette indices given in this round
     for (const { key, hash: h } of automatic) {
       if (taken.size === PALETTE.length) taken = new Set(); // the next round
-      let index = h % PALETTE.length;
+      let index = h % PREFERRED;
       while (taken.has(index)) index = (index + 1) % PALETTE.length;
       taken.add(index);
       this.#byKey.set(key, PALETTE[index]);
