@@ -1,7 +1,8 @@
 """The run annotation routes (``board/api/annotations.py``) over an in-memory read surface:
 a PUT shows in the run list and moves its version and ETag, bad input is a 4xx naming the
 field, the JSON export imports back (into another workspace too), and the scalar download
-and ``sumlens export`` carry the runs' annotations."""
+and ``sumlens export`` carry the runs' annotations. Group colours: stored, answered with
+their group, kept across stores over the same workspace, exported and imported."""
 
 from __future__ import annotations
 
@@ -14,7 +15,14 @@ import pytest
 from helpers.board import route_client, wait_until, write_run
 from starlette.testclient import TestClient
 
-from sumlens.board.data.annotations import FILE_NAME, MAX_NOTE_CHARS, MAX_TAG_CHARS
+from sumlens.board.data.annotations import (
+    FILE_NAME,
+    MAX_GROUP_CHARS,
+    MAX_NOTE_CHARS,
+    MAX_TAG_CHARS,
+    AnnotationStore,
+    workspace_store,
+)
 from sumlens.board.data.memory import MemorySurface
 from sumlens.board.settings import BoardSettings
 from sumlens.cli import main
@@ -119,6 +127,7 @@ def test_the_export_imports_back_into_another_workspace(client: TestClient, tmp_
             "./a": {**GOOD, "colour": "#1f77b4"},
             "./c": {"tags": ["ablation"], "note": "", "colour": None},
         },
+        "group_colours": {},
     }
 
     settings = BoardSettings(base_dir=Path(BASE), workspace=tmp_path / "teammate")
@@ -128,8 +137,8 @@ def test_the_export_imports_back_into_another_workspace(client: TestClient, tmp_
         imported = theirs.post("/api/v1/annotations", json=shared)
         assert imported.status_code == 200, imported.text
         assert imported.json() == {
-            "added": 2, "updated": 1, "unchanged": 0, "runs": 3, "not_served": 1,
-            "from_base_dir": BASE,
+            "added": 2, "updated": 1, "unchanged": 0, "group_colours": 0, "runs": 3,
+            "not_served": 1, "from_base_dir": BASE,
         }  # fmt: skip
         runs = _runs(theirs)
         assert runs["./a"]["annotation"] == {**GOOD, "colour": "#1f77b4"}
@@ -175,3 +184,105 @@ def test_sumlens_export_writes_the_annotations(tmp_path: Path) -> None:
         else:
             notes = json.loads(pq.read_schema(out).metadata[b"sumlens.annotations"])
         assert notes == {"./a": {**GOOD, "colour": "#1f77b4"}}
+
+
+def _put_group(client: TestClient, group: str, body: object) -> object:
+    return client.put("/api/v1/group-colour", params={"group": group}, json=body)
+
+
+def _group_colours(client: TestClient) -> dict[str, str | None]:
+    """Each group's colour in the groups answer (runs ./a and ./b alone, ./c single)."""
+    params = {"run": ["./a", "./b", "./c"], "tag": "loss", "group_regex": "([ab])"}
+    body = client.get("/api/v1/scalars/groups", params=params).json()
+    assert body["single"] == ["./c"]
+    return {group["name"]: group["colour"] for group in body["groups"]}
+
+
+def test_a_group_colour_is_stored_served_and_kept(client: TestClient, tmp_path: Path) -> None:
+    assert _group_colours(client) == {"a": None, "b": None}
+    version = client.get("/api/v1/runs").json()["version"]
+    assert not (tmp_path / "ws").exists()
+
+    response = _put_group(client, "a", {"colour": "#AA3377"})
+    assert response.status_code == 200, response.text
+    assert response.json() == {"group": "a", "colour": "#aa3377"}
+    assert _group_colours(client) == {"a": "#aa3377", "b": None}
+    runs = client.get("/api/v1/runs").json()
+    assert runs["version"] != version  # polling pages see it
+    assert runs["group_colours"] == {"a": "#aa3377"}
+
+    # a new store over the same workspace reads it back; it is the base directory's only
+    fresh = workspace_store(tmp_path / "ws", BASE)
+    assert fresh.group_colours() == {"a": "#aa3377"} and fresh.group_colour("b") is None
+    other = AnnotationStore(tmp_path / "ws" / FILE_NAME, "/another/base")
+    assert other.group_colours() == {}
+
+    cleared = _put_group(client, "a", {"colour": None})
+    assert cleared.json() == {"group": "a", "colour": None}
+    assert _group_colours(client) == {"a": None, "b": None}
+    assert workspace_store(tmp_path / "ws", BASE).group_colours() == {}
+
+
+def test_group_colours_export_and_import(client: TestClient, tmp_path: Path) -> None:
+    _put_group(client, "a", {"colour": "#aa3377"})
+    _put_group(client, "lr=0.1", {"colour": "#228833"})
+    shared = client.get("/api/v1/annotations").json()
+    assert shared["group_colours"] == {"a": "#aa3377", "lr=0.1": "#228833"}
+
+    settings = BoardSettings(base_dir=Path(BASE), workspace=tmp_path / "teammate")
+    with route_client(_surface(), settings) as theirs:
+        _put_group(theirs, "b", {"colour": "#4477aa"})
+        imported = theirs.post("/api/v1/annotations", json=shared)
+        assert imported.status_code == 200, imported.text
+        assert imported.json()["group_colours"] == 2
+        assert _group_colours(theirs) == {"a": "#aa3377", "b": "#4477aa"}
+        again = theirs.post("/api/v1/annotations", json=shared)
+        assert again.json()["group_colours"] == 0  # nothing new
+        # a file made before group colours still imports
+        old = theirs.post("/api/v1/annotations", json={"base_dir": BASE, "annotations": {}})
+        assert old.status_code == 200 and old.json()["group_colours"] == 0
+        assert theirs.get("/api/v1/annotations").json()["group_colours"] == {
+            "a": "#aa3377", "b": "#4477aa", "lr=0.1": "#228833",
+        }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("group", "body", "named"),
+    [
+        ("a", {"colour": "red"}, "colour='red'"),
+        ("a", {"colour": "#12345"}, "colour='#12345'"),
+        ("a", {"colour": 7}, "colour=7"),
+        ("a", {}, "body={}"),
+        ("a", {"colour": None, "note": ""}, "body="),
+        ("", {"colour": "#aa3377"}, "group=''"),
+        ("g" * (MAX_GROUP_CHARS + 1), {"colour": "#aa3377"}, "group='ggg"),
+    ],
+)
+def test_a_bad_group_colour_is_refused_naming_the_field(
+    client: TestClient, group: str, body: object, named: str
+) -> None:
+    response = _put_group(client, group, body)
+    assert response.status_code == 422, response.text
+    assert named in response.json()["detail"]
+    assert client.get("/api/v1/annotations").json()["group_colours"] == {}
+
+
+@pytest.mark.parametrize(
+    ("colours", "named"),
+    [
+        ({"a": "blue"}, "group_colours['a']='blue'"),
+        ({"a": None}, "group_colours['a']=None"),
+        ({"": "#aa3377"}, "group_colours['']"),
+        (["a"], "group_colours=['a']"),
+    ],
+)
+def test_a_bad_group_colour_import_stores_nothing(
+    client: TestClient, colours: object, named: str
+) -> None:
+    body = {"annotations": {"./a": GOOD}, "group_colours": colours}
+    response = client.post("/api/v1/annotations", json=body)
+    assert response.status_code == 422
+    assert named in response.json()["detail"]
+    assert client.get("/api/v1/annotations").json() == {
+        "base_dir": BASE, "annotations": {}, "group_colours": {},
+    }  # fmt: skip

@@ -5,7 +5,8 @@ The plotted centre lines and bands are compared with numpy on the values written
 member smoothed with TensorBoard's EMA (``tb_ema``) at the page's smoothing, then the mean
 and std over the members that have each step. The members are drawn faintly in their
 group's colour, then hidden; the grouping survives a reload through the URL, and the
-chart's download carries the groups' columns.
+chart's download carries the groups' columns. A colour picked with a group's swatch
+colours its band and centre line, after a reload too, until it goes back to automatic.
 """
 
 from __future__ import annotations
@@ -176,3 +177,49 @@ def test_runs_grouped_by_a_hyper_parameter(board: BoardPage) -> None:
     board.page.wait_for_function(
         "() => document.querySelector('.run-group-field').value === 'hparam/lr'"
     )
+
+
+# the band's fill and the centre line's colour of each group of the loss chart
+_GROUP_LOOKS = """() => Object.fromEntries(document.querySelector('.card[data-tag="loss"] .plot')
+    .data.filter((t) => t.meta.kind === 'group-high').map((t) => [t.meta.group,
+    [t.fillcolor, document.querySelector('.card[data-tag="loss"] .plot').data.find((c) =>
+        c.meta.kind === 'group-center' && c.meta.group === t.meta.group).line.color]]))"""
+PICKED = "#aa3377"
+
+
+def _wait_group_colour(board: BoardPage, group: str, colour: str) -> None:
+    board.page.wait_for_function(
+        f"""() => ({_GROUP_LOOKS})()[{json.dumps(group)}]?.[1] === {json.dumps(colour)}"""
+    )
+
+
+def test_a_picked_group_colour_colours_its_band_and_line(board: BoardPage) -> None:
+    board.open(URL)
+    _group_by_regex(board, board.wait_drawn("loss"))
+    automatic = board.page.evaluate(_GROUP_LOOKS)
+    assert set(automatic) == set(MEMBERS)
+    swatch = board.page.locator('.group-colour[data-group="0.1"]')
+    assert swatch.locator("input").input_value() == automatic["0.1"][1]
+    assert not swatch.locator(".group-colour-reset").count()  # automatic: nothing to undo
+    assert swatch.inner_text().strip() == "0.1"
+
+    swatch.locator("input").evaluate(
+        f"(input) => {{ input.value = '{PICKED}'; input.dispatchEvent(new Event('change')); }}"
+    )
+    _wait_group_colour(board, "0.1", PICKED)
+    looks = board.page.evaluate(_GROUP_LOOKS)
+    assert looks["0.1"] == [f"{PICKED}4d", PICKED]  # the band in it, faintly
+    assert looks["0.01"] == automatic["0.01"]  # the other group keeps its own
+    members = [t for t in _traces(board) if t["kind"] == "member" and t["run"] in MEMBERS["0.1"]]
+    assert {t["colour"] for t in members} == {PICKED}
+    board.screenshot("scalars-group-colour")
+
+    board.page.reload()
+    board.wait_drawn("loss")
+    _wait_group_colour(board, "0.1", PICKED)
+    swatch.locator(".group-colour-reset").wait_for()
+    assert swatch.locator("input").input_value() == PICKED
+
+    swatch.locator(".group-colour-reset").click()  # back to automatic (and a clean workspace)
+    _wait_group_colour(board, "0.1", automatic["0.1"][1])
+    swatch.locator(".group-colour-reset").wait_for(state="detached")

@@ -66,7 +66,7 @@ def test_an_import_merges_tags_and_takes_the_note_and_colour_it_gives(tmp_path: 
             "./c": Annotation(("new",), "theirs", "#ABCDEF".lower()),
         }
     )
-    assert counts == {"added": 1, "updated": 1, "unchanged": 1}
+    assert counts == {"added": 1, "updated": 1, "unchanged": 1, "group_colours": 0}
     assert store.get("./a") == Annotation(("seed=1", "good"), "mine", "#000000")
     assert store.get("./c") == Annotation(("new",), "theirs", "#abcdef")
     assert workspace_store(tmp_path, "/logs").all() == store.all()

@@ -1,9 +1,13 @@
-"""Run annotations (tags, a note, a colour) under ``/api/v1``: set one, export all, import.
+"""Run annotations (tags, a note, a colour) and group colours under ``/api/v1``: set one,
+export all, import.
 
 * ``PUT /annotation?run=<run id>`` with ``{"tags": [...], "note": "...", "colour": "#rrggbb"
   | null}`` (all three) stores the run's annotation and answers it; an unknown run is a 404.
-* ``GET /annotations`` answers ``{"base_dir": ..., "annotations": {run id: annotation}}``,
-  the file a team shares.
+* ``PUT /group-colour?group=<name>`` with ``{"colour": "#rrggbb" | null}`` (null: back to
+  the automatic colour) stores the colour of a group of the Scalars view (``api/groups.py``
+  answers it with the group) and answers ``{"group": ..., "colour": ...}``.
+* ``GET /annotations`` answers ``{"base_dir": ..., "annotations": {run id: annotation},
+  "group_colours": {group name: colour}}``, the file a team shares.
 * ``POST /annotations`` takes that same JSON and merges it in (runs not served now are kept
   for when they appear); it answers what it did, in counts.
 
@@ -23,12 +27,15 @@ from starlette.concurrency import run_in_threadpool
 
 from sumlens.board.data.annotations import (
     AnnotationStore,
+    check_group_name,
     check_run_id,
     parse_annotation,
+    parse_colour,
     parse_import,
+    parse_imported_group_colours,
 )
 from sumlens.board.data.surface import ReadSurface
-from sumlens.board.errors import BoardError, NotFound
+from sumlens.board.errors import BoardError, NotFound, QueryError
 from sumlens.board.responses import json_response
 
 MAX_BODY_BYTES = 32 * 1024 * 1024
@@ -82,11 +89,31 @@ def make_annotation_router(surface: ReadSurface, store: AnnotationStore) -> APIR
 
         return await run_in_threadpool(put)
 
+    @router.put("/group-colour", summary="Set (or clear) the colour of a group of runs")
+    async def put_group_colour(
+        request: Request,
+        group: Annotated[str, Query(description="the group's name, as /scalars/groups says")],
+    ) -> Response:
+        name = check_group_name(group)
+        body = await _json_body(request)
+        if not isinstance(body, dict) or set(body) != {"colour"}:
+            raise QueryError(
+                f'body={body!r:.80} is not allowed: a group colour is {{"colour": "#rrggbb"}} '
+                'or {"colour": null}'
+            )
+        colour = parse_colour(body["colour"])
+
+        def put() -> Response:  # off the event loop: it writes to disk
+            return json_response({"group": name, "colour": store.put_group_colour(name, colour)})
+
+        return await run_in_threadpool(put)
+
     @router.get("/annotations", summary="Every run's annotation, as a file to share")
     def export_annotations() -> Response:
         body = {
             "base_dir": store.base_dir,
             "annotations": {run: each.as_json() for run, each in store.all().items()},
+            "group_colours": store.group_colours(),
         }
         return Response(
             orjson.dumps(body, option=orjson.OPT_INDENT_2),
@@ -96,10 +123,12 @@ def make_annotation_router(surface: ReadSurface, store: AnnotationStore) -> APIR
 
     @router.post("/annotations", summary="Merge annotations exported by GET /annotations")
     async def import_annotations(request: Request) -> Response:
-        base_dir, incoming = parse_import(await _json_body(request))
+        body = await _json_body(request)
+        base_dir, incoming = parse_import(body)
+        group_colours = parse_imported_group_colours(body)
 
         def merge() -> Response:  # off the event loop, as put's
-            counts = store.merge(incoming)
+            counts = store.merge(incoming, group_colours)
             served = sum(surface.has_run(run_id) for run_id in incoming)
             return json_response(
                 {

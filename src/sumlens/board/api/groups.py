@@ -179,15 +179,23 @@ def _inside(stats: Aggregate, axis: XAxis) -> np.ndarray:
 
 
 def group_entry(
-    tag: str, name: str, refs: list[SeriesRef], stats: Aggregate, axis: XAxis, points: int
+    tag: str,
+    name: str,
+    refs: list[SeriesRef],
+    stats: Aggregate,
+    axis: XAxis,
+    points: int,
+    colour: str | None,
 ) -> dict[str, Any]:
-    """A group's JSON entry: its members, and at most ``points`` of its steps in range,
-    picked by the centre line's min-max downsample (the band follows the same steps)."""
+    """A group's JSON entry: its chosen ``colour`` (None: automatic), its members, and at
+    most ``points`` of its steps in range, picked by the centre line's min-max downsample
+    (the band follows the same steps)."""
     inside = _inside(stats, axis)
     chosen = inside[pick(stats.step[inside], stats.center[inside], points)]
     entry: dict[str, Any] = {
         "name": name,
         "tag": tag,
+        "colour": colour,
         "members": [{"run": ref.run, "rank": ref.rank} for ref in refs],
         "total": int(stats.step.size),
         "shown": int(chosen.size),
@@ -282,7 +290,7 @@ def group_query(
 
 def make_groups_router(surface: ReadSurface, annotations: AnnotationStore) -> APIRouter:
     """``/api/v1/scalars/groups``, its ``/download`` and ``/fields`` over ``surface``;
-    grouping by run tag reads ``annotations``."""
+    grouping by run tag, and each group's chosen colour, read ``annotations``."""
     router = APIRouter(prefix="/api/v1")
     fields = RunFields(surface)
 
@@ -305,6 +313,7 @@ def make_groups_router(surface: ReadSurface, annotations: AnnotationStore) -> AP
         ] = 2000,
     ) -> Response:
         groups = query.groups(annotations, fields)
+        colours = annotations.group_colours()
         return json_response(
             {
                 "by": query.by,
@@ -317,7 +326,7 @@ def make_groups_router(surface: ReadSurface, annotations: AnnotationStore) -> AP
                 "points": points,
                 "single": groups.single,
                 "groups": [
-                    group_entry(tag, name, refs, stats, query.axis, points)
+                    group_entry(tag, name, refs, stats, query.axis, points, colours.get(name))
                     for tag, name, refs, stats in query.aggregates(surface, groups)
                 ],
             }

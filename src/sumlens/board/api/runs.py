@@ -65,6 +65,7 @@ class _RunsCache:
                         "engine": status["engine"],
                         "version": version,
                         "runs": annotated(surface.runs(), annotations),
+                        "group_colours": annotations.group_colours(),  # scalars/groups.js
                     }
                 )
                 self._version = version

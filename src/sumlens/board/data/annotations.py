@@ -1,18 +1,22 @@
-"""Run annotations: the tags, note and colour a user gives a run, kept in the workspace.
+"""Run annotations: the tags, note and colour a user gives a run, kept in the workspace,
+with the colours chosen for groups of runs (the Scalars view's groups, by name).
 
 Annotations are the user's own words, not something read from the logs, so they live apart
 from everything that can be rebuilt: one SQLite file, ``<workspace>/annotations.sqlite``
 (not the column cache, whose tables are dropped whenever its layout changes), and never in
 the base directory (logs may be read-only, shared with others, or in a bucket). Rows are
 keyed by (base directory as the run list names it, run id), so one workspace serves many
-base directories and a run keeps its annotation across server restarts.
+base directories and a run keeps its annotation across server restarts. Group colours are a
+table of their own in the same file, keyed by (base directory, group name).
 
 The file is made at the first write: a server nobody annotates leaves nothing behind. A
 store loads its base directory's rows once and writes each change through;
 :attr:`AnnotationStore.version` moves on every change, so the run list's version (and its
 ETag) moves with it and polling pages see the change.
 
-:func:`parse_annotation` and :func:`parse_import` are the one check of what a client sends;
+:func:`parse_annotation`, :func:`parse_colour`, :func:`check_group_name`,
+:func:`parse_import` and :func:`parse_imported_group_colours` are the one check of what a
+client sends;
 their errors (:class:`~sumlens.board.errors.QueryError`, HTTP 422) name the field, the value
 and what is allowed.
 """
@@ -38,6 +42,8 @@ MAX_TAG_CHARS = 64
 MAX_NOTE_CHARS = 10_000
 MAX_RUN_ID_CHARS = 4_096
 MAX_IMPORT_RUNS = 100_000
+MAX_GROUP_CHARS = 1_024
+MAX_IMPORT_GROUPS = 100_000
 FIELDS = ("tags", "note", "colour")
 _COLOUR = re.compile(r"#[0-9a-fA-F]{6}")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -118,12 +124,28 @@ def parse_annotation(body: Any, where: str = "") -> Annotation:
             f"{where}note has {len(note):,} characters: a note is at most "
             f"{MAX_NOTE_CHARS:,} characters"
         )
+    return Annotation(parsed, note, parse_colour(colour, f"{where}colour"))
+
+
+def parse_colour(colour: Any, where: str = "colour") -> str | None:
+    """``colour`` as lower-case ``#rrggbb``, or None for null; a :class:`QueryError` naming
+    ``where`` when it is neither."""
     if colour is not None and not (isinstance(colour, str) and _COLOUR.fullmatch(colour)):
         raise QueryError(
-            f'{where}colour={colour!r:.80} is not allowed: a colour is "#rrggbb" '
+            f'{where}={colour!r:.80} is not allowed: a colour is "#rrggbb" '
             "(six hexadecimal digits) or null"
         )
-    return Annotation(parsed, note, colour.lower() if colour else None)
+    return colour.lower() if colour else None
+
+
+def check_group_name(name: Any, where: str = "group") -> str:
+    """``name`` when it can name a group (a non-empty string of sane length)."""
+    if not isinstance(name, str) or not name or len(name) > MAX_GROUP_CHARS:
+        raise QueryError(
+            f"{where}={name!r:.80} is not allowed: a group name is a non-empty string of at "
+            f"most {MAX_GROUP_CHARS:,} characters"
+        )
+    return name
 
 
 def check_run_id(run_id: Any, where: str = "run") -> str:
@@ -144,11 +166,11 @@ def parse_import(body: Any) -> tuple[str | None, dict[str, Annotation]]:
             'body is not allowed: an import is a JSON object {"base_dir": ..., '
             '"annotations": {run id: annotation}} as GET /api/v1/annotations answers'
         )
-    unknown = sorted(set(body) - {"base_dir", "annotations"})
+    unknown = sorted(set(body) - {"base_dir", "annotations", "group_colours"})
     if unknown:
         raise QueryError(
             f"body holds unknown fields {', '.join(map(repr, unknown))}: an import has "
-            '"base_dir" and "annotations"'
+            '"base_dir", "annotations" and (optionally) "group_colours"'
         )
     base_dir = body.get("base_dir")
     if base_dir is not None and not isinstance(base_dir, str):
@@ -165,8 +187,32 @@ def parse_import(body: Any) -> tuple[str | None, dict[str, Annotation]]:
     return base_dir, parsed
 
 
+def parse_imported_group_colours(body: dict[str, Any]) -> dict[str, str]:
+    """The group colours of an import body :func:`parse_import` accepted: its optional
+    ``group_colours``, ``{group name: "#rrggbb"}`` (none in files made before them)."""
+    given = body.get("group_colours", {})
+    if not isinstance(given, dict):
+        raise QueryError(
+            f'group_colours={given!r:.80} is not allowed: a JSON object of group name -> "#rrggbb"'
+        )
+    if len(given) > MAX_IMPORT_GROUPS:
+        raise QueryError(
+            f"group_colours holds {len(given):,} groups: an import holds at most "
+            f"{MAX_IMPORT_GROUPS:,}"
+        )
+    parsed = {}
+    for name, colour in given.items():
+        where = f"group_colours[{name!r:.80}]"
+        chosen = parse_colour(colour, where)
+        if chosen is None:
+            raise QueryError(f'{where}=None is not allowed: an imported colour is "#rrggbb"')
+        parsed[check_group_name(name, where)] = chosen
+    return parsed
+
+
 class AnnotationStore:
-    """The annotations of the runs of ``base_dir``, kept in the SQLite file at ``path``.
+    """The annotations of the runs of ``base_dir`` and the colours of its groups, kept in the
+    SQLite file at ``path``.
 
     Thread-safe; reads are answered from memory."""
 
@@ -177,6 +223,7 @@ class AnnotationStore:
         """Moves on every change."""
         self._lock = threading.Lock()
         self._rows: dict[str, Annotation] | None = None  # loaded at the first use
+        self._groups: dict[str, str] = {}  # group name -> colour, loaded with ``_rows``
 
     def get(self, run_id: str) -> Annotation:
         """The annotation of ``run_id`` (:data:`EMPTY` when it has none)."""
@@ -196,12 +243,40 @@ class AnnotationStore:
                 self._write({run_id: annotation})
             return annotation
 
-    def merge(self, incoming: Mapping[str, Annotation]) -> dict[str, int]:
-        """Merge imported annotations into the stored ones (:meth:`Annotation.merged`), all
-        or none, in one transaction; counts of runs ``added``, ``updated`` and
-        ``unchanged``."""
+    def group_colour(self, name: str) -> str | None:
+        """The colour chosen for group ``name`` (None: the automatic one)."""
+        with self._lock:
+            self._loaded()
+            return self._groups.get(name)
+
+    def group_colours(self) -> dict[str, str]:
+        """Every chosen group colour, by group name (sorted)."""
+        with self._lock:
+            self._loaded()
+            return {name: self._groups[name] for name in sorted(self._groups)}
+
+    def put_group_colour(self, name: str, colour: str | None) -> str | None:
+        """Store ``colour`` as group ``name``'s (None clears it); return it."""
+        with self._lock:
+            self._loaded()
+            if self._groups.get(name) != colour:
+                self._write({}, {name: colour})
+            return colour
+
+    def merge(
+        self, incoming: Mapping[str, Annotation], group_colours: Mapping[str, str] | None = None
+    ) -> dict[str, int]:
+        """Merge imported annotations into the stored ones (:meth:`Annotation.merged`) and
+        imported group colours over the stored ones, all or none, in one transaction;
+        counts of runs ``added``, ``updated`` and ``unchanged``, and of ``group_colours``
+        changed."""
         with self._lock:
             rows = self._loaded()
+            groups = {
+                name: colour
+                for name, colour in (group_colours or {}).items()
+                if self._groups.get(name) != colour
+            }
             changes: dict[str, Annotation] = {}
             counts = {"added": 0, "updated": 0, "unchanged": 0}
             for run_id, annotation in incoming.items():
@@ -218,9 +293,9 @@ class AnnotationStore:
                     continue
                 counts["added" if before.empty else "updated"] += 1
                 changes[run_id] = after
-            if changes:
-                self._write(changes)
-            return counts
+            if changes or groups:
+                self._write(changes, groups)
+            return {**counts, "group_colours": len(groups)}
 
     def _loaded(self) -> dict[str, Annotation]:
         if self._rows is None:
@@ -232,10 +307,20 @@ class AnnotationStore:
                         (self.base_dir,),
                     ):
                         self._rows[run_id] = Annotation(tuple(json.loads(tags)), note, colour)
+                    self._groups = dict(
+                        db.execute(
+                            "SELECT name, colour FROM group_colours WHERE base_dir = ?",
+                            (self.base_dir,),
+                        ).fetchall()
+                    )
         return self._rows
 
-    def _write(self, changes: Mapping[str, Annotation]) -> None:
-        """Write ``changes`` in one transaction, then take them up in memory."""
+    def _write(
+        self, changes: Mapping[str, Annotation], groups: Mapping[str, str | None] | None = None
+    ) -> None:
+        """Write ``changes`` and group colours ``groups`` (None clears one) in one
+        transaction, then take them up in memory."""
+        groups = groups or {}
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self._connect() as db, db:  # the inner ``with db``: one transaction
             for run_id, annotation in changes.items():
@@ -255,24 +340,45 @@ class AnnotationStore:
                         annotation.colour,
                     ),
                 )
+            for name, colour in groups.items():
+                if colour is None:
+                    db.execute(
+                        "DELETE FROM group_colours WHERE base_dir = ? AND name = ?",
+                        (self.base_dir, name),
+                    )
+                else:
+                    db.execute(
+                        "INSERT OR REPLACE INTO group_colours VALUES (?, ?, ?)",
+                        (self.base_dir, name, colour),
+                    )
         rows = self._loaded()
         for run_id, annotation in changes.items():
             if annotation.empty:
                 rows.pop(run_id, None)
             else:
                 rows[run_id] = annotation
+        for name, colour in groups.items():
+            if colour is None:
+                self._groups.pop(name, None)
+            else:
+                self._groups[name] = colour
         self.version += 1
 
     @contextlib.contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
-        """A connection to the file (made with its table when new), closed after use: writes
-        are rare, and a store that holds no connection needs no closing."""
+        """A connection to the file (made with its tables when new; a file made before group
+        colours gains their table), closed after use: writes are rare, and a store that holds
+        no connection needs no closing."""
         db = sqlite3.connect(self.path, timeout=10.0)
         try:
             db.execute(
                 "CREATE TABLE IF NOT EXISTS annotations (base_dir TEXT NOT NULL, "
                 "run TEXT NOT NULL, tags TEXT NOT NULL, note TEXT NOT NULL, colour TEXT, "
                 "PRIMARY KEY (base_dir, run))"
+            )
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS group_colours (base_dir TEXT NOT NULL, "
+                "name TEXT NOT NULL, colour TEXT NOT NULL, PRIMARY KEY (base_dir, name))"
             )
             yield db
         finally:

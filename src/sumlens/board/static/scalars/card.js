@@ -151,7 +151,8 @@ export class TagCard {
   /** What the chart needs of a groups answer (null: the runs are not grouped). */
   #groups(grouped, context) {
     if (!grouped) return null;
-    this.groupColours.assign(grouped.groups.map((group) => group.name));
+    this.groupColours.assign(grouped.groups);
+    this.view.groupControls.showGroups(grouped.groups, this.groupColours);
     const looks = memberLooks(grouped, context.group, this.groupColours);
     return { response: grouped, looks, colours: this.groupColours };
   }

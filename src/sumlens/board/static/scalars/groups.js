@@ -11,7 +11,10 @@
 // or hidden. The settings live in the URL as the view's own parameter
 // (`group={"by":"regex","re":"lr([0-9.]+)/","stat":"mean","band":"std","members":"hidden"}`,
 // `group={"by":"field","field":"hparam/lr"}`,
-// views.js `param`), so a reload or a shared link groups the same way.
+// views.js `param`), so a reload or a shared link groups the same way. A group's colour
+// follows from its name (colours.js) unless one was chosen with its swatch among the
+// controls: that colour is kept in the workspace (PUT /api/v1/group-colour) and comes back
+// as the group's `colour` in each groups answer.
 
 import { apiUrl, getJSON } from '../core/api.js';
 import { el, plotlyText } from '../core/dom.js';
@@ -76,16 +79,19 @@ export function groupDownloadUrl(runs, tags, format, axis, options, smoothing) {
   return apiUrl('scalars/groups/download', params).href;
 }
 
-/** Colours of the groups shown: stable from their names, distinct among those shown. */
+/**
+ * Colours of the groups shown: the one chosen for a group, else stable from its name and
+ * distinct among those shown.
+ */
 export class GroupColours {
   #colours = new Colours();
 
-  /** Colour the groups named `names` (the groups of every chart shown). */
-  assign(names) {
-    this.#colours.assign(
-      names.map((name) => `group:${name}`),
-      new Map(),
-    );
+  /** Colour `groups` ({name, colour} each: the groups of a groups answer). */
+  assign(groups) {
+    const keys = groups.map(({ name }) => `group:${name}`);
+    // a chosen colour is given the way a run's is: as its annotation (colours.js)
+    const chosen = groups.map(({ colour }) => ({ ranks: [], annotation: { colour } }));
+    this.#colours.assign(keys, new Map(keys.map((key, i) => [key, chosen[i]])));
   }
 
   colour(name) {
@@ -175,10 +181,18 @@ export function groupTraces(groups, xOf, colours) {
   return [...bands, ...lines];
 }
 
-/** The group-by controls of the toolbar: how to group, the statistic, the band, members. */
+/**
+ * The group-by controls of the toolbar: how to group, the statistic, the band, members, and
+ * a swatch per group shown that picks its colour; `onColour()` runs once a colour is saved.
+ */
 export class GroupControls {
-  constructor(store) {
+  constructor(store, onColour) {
     this.store = store;
+    this.onColour = onColour;
+    this.shownGroups = new Map(); // name -> {colour, chosen} of the groups the charts drew
+    this.optionsKey = null; // the grouping the swatches are of, as JSON
+    this.swatches = el('span', { class: 'group-colours', hidden: true });
+    this.problem = el('span', { class: 'group-colour-problem', role: 'alert', hidden: true });
     const set = (patch) => this.#set(patch);
     this.by = el(
       'select',
@@ -238,7 +252,16 @@ export class GroupControls {
         set({ members: hidden ? undefined : 'hidden' });
       },
     });
-    const controls = [this.by, this.regex, this.field, this.stat, this.band, this.members];
+    const controls = [
+      this.by,
+      this.regex,
+      this.field,
+      this.stat,
+      this.band,
+      this.members,
+      this.swatches,
+      this.problem,
+    ];
     this.elements = [el('span', { class: 'run-group-controls' }, ...controls)];
   }
 
@@ -256,6 +279,83 @@ export class GroupControls {
     this.stat.value = options?.stat ?? STATS[0];
     this.band.value = options?.band ?? BANDS[0];
     this.members.setAttribute('aria-pressed', String(options?.members === 'hidden'));
+    const key = JSON.stringify(options && [options.by, options.re, options.field]);
+    if (key !== this.optionsKey) {
+      this.optionsKey = key; // other groups now: their swatches come with their charts
+      this.shownGroups.clear();
+      this.#renderSwatches();
+    }
+  }
+
+  /** A chart drew `groups` (a groups answer's) in `colours` (its GroupColours). */
+  showGroups(groups, colours) {
+    let changed = false;
+    for (const { name, colour } of groups) {
+      const look = { colour: colours.colour(name), chosen: Boolean(colour) };
+      const before = this.shownGroups.get(name);
+      if (before?.colour !== look.colour || before?.chosen !== look.chosen) {
+        this.shownGroups.set(name, look);
+        changed = true;
+      }
+    }
+    if (changed) this.#renderSwatches();
+  }
+
+  /** A swatch per group shown: a colour input, and a way back to the automatic colour. */
+  #renderSwatches() {
+    const names = [...this.shownGroups.keys()].sort();
+    this.swatches.hidden = !names.length;
+    this.swatches.replaceChildren(
+      ...names.map((name) => {
+        const { colour, chosen } = this.shownGroups.get(name);
+        const input = el('input', {
+          type: 'color',
+          class: 'colour-input group-colour-input',
+          value: colour,
+          'aria-label': `Colour of group ${name}`,
+          onchange: () => this.#saveColour(name, input.value),
+        });
+        const reset = chosen
+          ? el('button', {
+              type: 'button',
+              class: 'icon-button group-colour-reset',
+              text: '↺',
+              title: 'Back to the automatic colour',
+              'aria-label': `Automatic colour for group ${name}`,
+              onclick: () => this.#saveColour(name, null),
+            })
+          : null;
+        return el(
+          'span',
+          { class: 'group-colour', dataset: { group: name } },
+          el(
+            'label',
+            { class: 'swatches', title: `Choose the colour of group ${name}` },
+            el('span', { class: 'swatch', style: `background:${colour}` }),
+            el('span', { class: 'group-colour-name', text: name }),
+            input,
+          ),
+          reset,
+        );
+      }),
+    );
+  }
+
+  /** Keep `colour` (#rrggbb; null: automatic) as group `name`'s in the workspace. */
+  async #saveColour(name, colour) {
+    try {
+      const response = await fetch(apiUrl('group-colour', [['group', name]]), {
+        method: 'PUT',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ colour }),
+      });
+      if (!response.ok) throw new Error((await response.json()).detail ?? response.statusText);
+      this.problem.hidden = true;
+      this.onColour();
+    } catch (err) {
+      this.problem.textContent = `Could not save the colour of group ${name}: ${err.message}`;
+      this.problem.hidden = false;
+    }
   }
 
   /** Fill the field select with the fields of `runs` (fetched once per selection). */

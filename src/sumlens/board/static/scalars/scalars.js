@@ -56,6 +56,7 @@ export class ScalarsView {
   /** Take a new /runs response; `force` reloads the charts on screen even if nothing changed. */
   setRuns(data, force = false) {
     this.meta = new Map(data.runs.map((run) => [run.id, run]));
+    this.groupColourKey = JSON.stringify(data.group_colours ?? {}); // chosen in groups.js
     this.loaded = true;
     const shown = this.sidebar.shown(this.meta);
     if (this.#signature(shown) === this.signature && !force) {
@@ -139,7 +140,7 @@ export class ScalarsView {
       title: 'Plot against another scalar of the same run (epoch, tokens seen ...), by step',
       onchange: () => this.store.set({ xtag: this.xTagSelect.value, zoom: {} }),
     });
-    this.groupControls = new GroupControls(this.store);
+    this.groupControls = new GroupControls(this.store, () => this.#reloadVisible());
     this.envelopeToggle = el('button', {
       type: 'button',
       class: 'toggle envelope-toggle',
@@ -234,13 +235,14 @@ export class ScalarsView {
 
   /** What, of the data, decides the cards and their curves (`shown`: the runs shown). */
   #signature(shown) {
-    return JSON.stringify(
+    return JSON.stringify([
+      this.groupColourKey,
       shown.runs.map((id) => {
         const run = this.meta.get(id);
         const colour = run?.annotation?.colour;
         return [id, run && [run.updated, run.points, run.status, run.tags.scalar, run.ranks, colour]];
       }),
-    );
+    ]);
   }
 
   /** Rebuild the run legend and the set of cards (kept where their tag still shows). */
