@@ -233,6 +233,13 @@ def serve_args(base_dir: Path, port: int, workspace: Path) -> list[str]:
     return [sys.executable, "-m", "sumlens", "serve", *where, "--port", str(port)]
 
 
+def tensorboard_args(logdir: Path | str, port: int) -> list[str]:
+    """``tensorboard --logdir LOGDIR`` on 127.0.0.1:``port``, from this interpreter's
+    environment (a path or a URL such as ``s3://bucket/logs``)."""
+    exe = str(Path(sys.executable).with_name("tensorboard"))
+    return [exe, "--logdir", str(logdir), "--host", "127.0.0.1", "--port", str(port)]
+
+
 STOP_GRACE_S = 30.0
 """Seconds a server gets to exit after SIGTERM (sumlens saves its state then)."""
 

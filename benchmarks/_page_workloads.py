@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -21,7 +20,7 @@ from typing import Any
 
 import httpx
 import scale_workloads
-from _harness import free_port, serve_args, server_until
+from _harness import free_port, serve_args, server_until, tensorboard_args
 from playwright.sync_api import Browser
 
 PAGE = scale_workloads.Workload("page", runs=1, tags=12_345, steps=1_000, poll_s=0.25)
@@ -147,8 +146,7 @@ def serving_tensorboard(workload: scale_workloads.Workload) -> Iterator[tuple[st
     served whole; yields its address and the seconds that took."""
     base_dir = scale_workloads.ensure(workload)
     port = free_port()
-    exe = str(Path(sys.executable).with_name("tensorboard"))
-    args = [exe, "--logdir", str(base_dir), "--host", "127.0.0.1", "--port", str(port)]
+    args = tensorboard_args(base_dir, port)
     with server_until(
         "tensorboard",
         args,

@@ -89,6 +89,7 @@ from _harness import (
     serve_args,
     spread_rounds,
     summary,
+    tensorboard_args,
     verdict,
 )
 from board_plugin_data import PluginShape, write_plugin_run
@@ -549,8 +550,7 @@ def time_tensorboard(procs: Processes, anchor: Anchor) -> dict[str, dict[str, An
     scalars plugin ask the server for 0 points per tag, so it serves none.
     """
     port = procs.port()
-    exe = str(Path(sys.executable).with_name("tensorboard"))
-    args = [exe, "--logdir", str(anchor.base_dir), "--host", "127.0.0.1", "--port", str(port)]
+    args = tensorboard_args(anchor.base_dir, port)
     args += ["--samples_per_plugin", f"scalars={anchor.steps}"]
     started = time.perf_counter()
     proc = procs.start("tensorboard", args)

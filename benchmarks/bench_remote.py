@@ -54,6 +54,7 @@ from _harness import (
     same_round_pairs,
     server_until,
     spread_rounds,
+    tensorboard_args,
     verdict,
 )
 from _remote_probes import Probe, SumlensProbe, TensorBoardProbe, get_json
@@ -80,11 +81,9 @@ def sumlens_args(store: Store, port: int, workspace: Path, interval: float) -> l
     return args
 
 
-def tensorboard_args(port: int, interval: float) -> list[str]:
+def tensorboard_over_bucket(port: int, interval: float) -> list[str]:
     """``tensorboard --logdir s3://...`` (its defaults otherwise)."""
-    exe = str(Path(sys.executable).with_name("tensorboard"))
-    args = [exe, "--logdir", URL, "--host", "127.0.0.1", "--port", str(port)]
-    return [*args, "--reload_interval", f"{interval:g}"]
+    return [*tensorboard_args(URL, port), "--reload_interval", f"{interval:g}"]
 
 
 def time_server(
@@ -135,7 +134,7 @@ def units(store: Store, workload: Workload, args: argparse.Namespace) -> list[Un
 
     def run_tensorboard() -> dict[str, Result]:
         port = free_port()
-        argv = tensorboard_args(port, args.reload_interval)
+        argv = tensorboard_over_bucket(port, args.reload_interval)
         probe = TensorBoardProbe(workload, args.pause)
         result = time_server("tensorboard", argv, store, port, probe, args, args.tb_timeout)
         return {"tensorboard": result}

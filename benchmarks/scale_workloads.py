@@ -22,7 +22,6 @@ import contextlib
 import json
 import os
 import shutil
-import sys
 import tempfile
 import time
 from dataclasses import asdict, dataclass
@@ -32,7 +31,7 @@ from typing import Any
 import httpx
 import orjson
 from _data import listing
-from _harness import free_port, serve_args, server_until
+from _harness import free_port, serve_args, server_until, tensorboard_args
 
 from sumlens import SummaryRecord
 
@@ -193,8 +192,7 @@ def time_tensorboard(workload: Workload) -> dict[str, Any]:
     until ``tensorboard_done``."""
     base_dir = ensure(workload)
     port = free_port()
-    exe = str(Path(sys.executable).with_name("tensorboard"))
-    args = [exe, "--logdir", str(base_dir), "--host", "127.0.0.1", "--port", str(port)]
+    args = tensorboard_args(base_dir, port)
     with server_until(
         "tensorboard",
         args,

@@ -18,7 +18,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
-from sumlens.board.api.kept import at_step, kept_value, recorded_json
+from sumlens.board.api.kept import at_step, kept_value, recorded_json, value_at_step
 from sumlens.board.api.lookup import pick_series
 from sumlens.board.data.surface import ReadSurface
 from sumlens.board.errors import NotFound, ValueUnreadable
@@ -111,10 +111,8 @@ def make_audio_router(surface: ReadSurface) -> APIRouter:
     def clip_at(
         run: RunParam, tag: TagParam, step: StepParam = None, rank: RankParam = None
     ) -> Response:
-        chosen, index = at_step(pick_series(surface, run, "audio", tag, rank), step)
-        clip = kept_value(surface, chosen, index, Audio)
-        item = chosen.items[index]
-        found = clip_json(int(item["step"]), float(item["wall"]), clip)
-        return json_response({"run": run, "rank": chosen.rank, "tag": tag, **found})
+        samples = pick_series(surface, run, "audio", tag, rank)
+        found = clip_json(*value_at_step(surface, samples, step, Audio))
+        return json_response({"run": run, "rank": samples.rank, "tag": tag, **found})
 
     return router

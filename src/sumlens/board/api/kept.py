@@ -70,6 +70,17 @@ def value_at(surface: ReadSurface, samples: Samples, index: int) -> Any:
     return event.value
 
 
+def value_at_step(
+    surface: ReadSurface, samples: Samples, step: int | None, kind: type[T]
+) -> tuple[int, float, T]:
+    """The step, wall time and value (a ``kind``) at any recorded ``step`` of ``samples``
+    (:func:`at_step`; the newest kept one when None), for the routes of one step."""
+    chosen, index = at_step(samples, step)
+    value = kept_value(surface, chosen, index, kind)
+    item = chosen.items[index]
+    return int(item["step"]), float(item["wall"]), value
+
+
 def kept_value(surface: ReadSurface, samples: Samples, index: int, kind: type[T]) -> T:
     """The value kept at ``index`` of ``samples``, which must be a ``kind``."""
     value = value_at(surface, samples, index)

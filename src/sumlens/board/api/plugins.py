@@ -16,7 +16,7 @@ from fastapi.responses import Response
 from google.protobuf.json_format import MessageToDict
 from google.protobuf.message import Message as ProtoMessage
 
-from sumlens.board.api.kept import at_step, kept_value, recorded_json, value_at
+from sumlens.board.api.kept import at_step, recorded_json, value_at, value_at_step
 from sumlens.board.api.lookup import pick_series, step_index
 from sumlens.board.data.surface import ReadSurface
 from sumlens.board.errors import NotFound, QueryError, ValueUnreadable
@@ -138,11 +138,9 @@ def make_plugin_router(surface: ReadSurface) -> APIRouter:
     def histogram_at(
         run: RunParam, tag: TagParam, step: AnyStepParam = None, rank: RankParam = None
     ) -> Response:
-        chosen, index = at_step(pick_series(surface, run, "histogram", tag, rank), step)
-        histogram = kept_value(surface, chosen, index, Histogram)
-        item = chosen.items[index]
-        found = histogram_json(int(item["step"]), float(item["wall"]), histogram)
-        return json_response({"run": run, "rank": chosen.rank, "tag": tag, **found})
+        samples = pick_series(surface, run, "histogram", tag, rank)
+        found = histogram_json(*value_at_step(surface, samples, step, Histogram))
+        return json_response({"run": run, "rank": samples.rank, "tag": tag, **found})
 
     @router.get("/tensor", summary="A tensor (or a slice of it) at one step, with statistics")
     def tensor(
