@@ -300,6 +300,23 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 0
 
 
+def _selection_options(parser: argparse.ArgumentParser, workspace: Path) -> None:
+    """The options ``export`` and ``snapshot`` share: the base directory, the runs and tags
+    chosen, ``-o``, storage options and the workspace (``workspace``: its default)."""
+    base = parser.add_mutually_exclusive_group(required=True)
+    base.add_argument("--summary-base-dir", dest="base_dir", metavar="DIR")
+    base.add_argument("--logdir", dest="base_dir", metavar="DIR", help="the same")
+    parser.add_argument("--runs", metavar="REGEX", help="runs whose id matches (default: all)")
+    parser.add_argument("--tags", metavar="REGEX", help="tags that match (default: all)")
+    parser.add_argument("-o", "--output", metavar="FILE", required=True)
+    _storage_option_flag(parser)
+    parser.add_argument(
+        "--workspace",
+        metavar="DIR",
+        help=f"where the column cache and annotations live (default {workspace})",
+    )
+
+
 def _checked_output(args: argparse.Namespace) -> Path:
     """``-o`` of ``export`` and ``snapshot`` (its folder must exist), with ``--runs`` and
     ``--tags`` checked too: bad input fails before any run is read."""
@@ -459,38 +476,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     serve = commands.add_parser("serve", help="run the dashboard in the foreground")
     _board_options(serve, serve=True)
     export = commands.add_parser("export", help="write the scalars of many runs to one file")
-    base = export.add_mutually_exclusive_group(required=True)
-    base.add_argument("--summary-base-dir", dest="base_dir", metavar="DIR")
-    base.add_argument("--logdir", dest="base_dir", metavar="DIR", help="the same")
-    export.add_argument("--runs", metavar="REGEX", help="runs whose id matches (default: all)")
-    export.add_argument("--tags", metavar="REGEX", help="tags that match (default: all)")
+    _selection_options(export, DEFAULT_WORKSPACE)
     export.add_argument(
         "--format",
         choices=("csv", "json", "parquet"),
         help="default: from the suffix of -o (.csv, .json, .parquet or .pq)",
     )
-    export.add_argument("-o", "--output", metavar="FILE", required=True)
-    _storage_option_flag(export)
-    export.add_argument(
-        "--workspace",
-        metavar="DIR",
-        help=f"where the column cache lives (default {DEFAULT_WORKSPACE})",
-    )
     snapshot = commands.add_parser(
         "snapshot", help="write one self-contained HTML file of runs' charts and images"
     )
-    base = snapshot.add_mutually_exclusive_group(required=True)
-    base.add_argument("--summary-base-dir", dest="base_dir", metavar="DIR")
-    base.add_argument("--logdir", dest="base_dir", metavar="DIR", help="the same")
-    snapshot.add_argument("--runs", metavar="REGEX", help="runs whose id matches (default: all)")
-    snapshot.add_argument("--tags", metavar="REGEX", help="tags that match (default: all)")
-    snapshot.add_argument("-o", "--output", metavar="FILE", required=True)
-    _storage_option_flag(snapshot)
-    snapshot.add_argument(
-        "--workspace",
-        metavar="DIR",
-        help=f"where the column cache and annotations live (default {DEFAULT_WORKSPACE})",
-    )
+    _selection_options(snapshot, DEFAULT_WORKSPACE)
     upload = commands.add_parser(
         "upload", help="upload the spool a writer to object storage left (killed, store down)"
     )

@@ -45,9 +45,9 @@ class RecordingStorage(LocalStorage):
         self._note("list_dir", path)
         return super().list_dir(path, keep, dirs, links)
 
-    def open_read(self, path: StrPath, offset: int = 0) -> BinaryIO:
+    def open_read(self, path: StrPath, offset: int = 0, length: int | None = None) -> BinaryIO:
         self._note("open_read", path)
-        return super().open_read(path, offset)
+        return super().open_read(path, offset, length)
 
     def make_dirs(self, path: StrPath) -> None:
         self._note("make_dirs", path)

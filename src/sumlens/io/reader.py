@@ -22,7 +22,7 @@ from sumlens.io.decode import DECODERS, PayloadError, decode_tag
 from sumlens.io.events import Event
 from sumlens.io.framing import HEADER_SIZE, OVERHEAD, ReadStats, scan_all, valid_header_at
 from sumlens.io.naming import event_files, file_kind
-from sumlens.io.remote import FsspecStorage, RemoteStorageError, locate
+from sumlens.io.remote import RemoteStorageError, locate
 from sumlens.io.storage import LOCAL_STORAGE, Storage
 
 CHUNK_SIZE = 16 * 1024 * 1024
@@ -216,13 +216,9 @@ def read_record_at(
     """
     if offset < 0 or length < 0:
         raise ValueError(f"offset={offset!r} and length={length!r} must be >= 0")
-    if isinstance(storage, FsspecStorage):  # object storage: one GET of this record alone
-        data = storage.get(os.fspath(path), offset, offset + length + 4)
-        payload, crc = data[:length], data[length : length + 4]
-    else:
-        with storage.open_read(os.fspath(path), offset) as handle:
-            payload = handle.read(length)
-            crc = handle.read(4)
+    with storage.open_read(os.fspath(path), offset, length + 4) as handle:
+        payload = handle.read(length)  # on object storage: one GET of this record alone
+        crc = handle.read(4)
     if (
         len(payload) != length
         or len(crc) != 4

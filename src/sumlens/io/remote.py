@@ -243,10 +243,13 @@ class FsspecStorage:
             self.fs.invalidate_cache(path)
         return [(name, _file_info(details)) for name, details in found.items()]
 
-    def open_read(self, path: str | os.PathLike[str], offset: int = 0) -> BinaryIO:
-        """``path`` at ``offset``: one ranged GET from there (of the rest, up to
-        :data:`WINDOW` bytes), never the bytes before it."""
-        return cast(BinaryIO, RangedFile(self, os.fspath(path), offset))
+    def open_read(
+        self, path: str | os.PathLike[str], offset: int = 0, length: int | None = None
+    ) -> BinaryIO:
+        """``path`` at ``offset``: one ranged GET from there (of the rest, up to ``length``
+        or :data:`WINDOW` bytes), never the bytes before it."""
+        window = WINDOW if length is None else max(1, min(length, WINDOW))
+        return cast(BinaryIO, RangedFile(self, os.fspath(path), offset, window))
 
     def get(self, path: str, start: int, end: int) -> bytes:
         """Bytes ``start`` to ``end`` of ``path`` (fewer at its end): one ranged GET."""
@@ -285,19 +288,22 @@ class FsspecStorage:
 
 
 class RangedFile(io.RawIOBase):
-    """A remote file read by ranged GETs: the first at the offset it was opened at.
+    """A remote file read by ranged GETs of ``window`` bytes: the first at the offset it
+    was opened at.
 
     Positions are the file's own. The bytes of the last GET are held; a read outside them
     asks for the next window. ``seek(0, SEEK_END)`` knows the size without a request when
     the last GET reached the end.
     """
 
-    def __init__(self, storage: FsspecStorage, path: str, offset: int) -> None:
+    def __init__(self, storage: FsspecStorage, path: str, offset: int, window: int) -> None:
         super().__init__()
         if offset < 0:
             raise ValueError(f"offset={offset!r} must be a byte offset >= 0")
         self._storage = storage
         self._path = path
+        self._window = window
+        """Bytes one GET asks for."""
         self._pos = offset
         self._size: int | None = None
         self._start = offset
@@ -306,8 +312,8 @@ class RangedFile(io.RawIOBase):
 
     def _fetch(self, start: int) -> None:
         self._start = start
-        self._data = self._storage.get(self._path, start, start + WINDOW)
-        if len(self._data) < WINDOW and (self._data or start == 0):
+        self._data = self._storage.get(self._path, start, start + self._window)
+        if len(self._data) < self._window and (self._data or start == 0):
             self._size = start + len(self._data)
 
     def readable(self) -> bool:

@@ -97,12 +97,15 @@ class Storage(Protocol):
         """
         ...
 
-    def open_read(self, path: str, offset: int = 0) -> BinaryIO:
+    def open_read(self, path: str, offset: int = 0, length: int | None = None) -> BinaryIO:
         """``path`` opened for reading, positioned at byte ``offset``.
 
         A binary file object (``read``, ``readinto``, ``seek``, ``tell``, ``close``, a
         context manager) whose ``read(n)`` returns ``n`` bytes unless the file ends first,
         and whose ``seek(0, os.SEEK_END)`` returns the file's size as it is now.
+        ``length``, when the caller knows it, is how many bytes it means to read from
+        ``offset``: a hint, so a store that charges per request and byte asks for no more
+        (reading further still works).
         """
         ...
 
@@ -231,8 +234,8 @@ class LocalStorage:
                     found.append(FileInfo(entry.name, False, False, 0, 0, 0, is_link=True))
         return found
 
-    def open_read(self, path: StrPath, offset: int = 0) -> BinaryIO:
-        """``open(path, "rb")`` (buffered), at ``offset``."""
+    def open_read(self, path: StrPath, offset: int = 0, length: int | None = None) -> BinaryIO:
+        """``open(path, "rb")`` (buffered), at ``offset`` (``length`` changes nothing here)."""
         handle = open(path, "rb")  # noqa: SIM115 - handed to the caller, who closes it
         if offset:
             handle.seek(offset)

@@ -13,7 +13,6 @@ it later.
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 
@@ -120,8 +119,7 @@ class Uploader:
                     self.spool.local_dir,
                 )
         elif self._failures:
-            logger.log(
-                logging.WARNING,
+            logger.warning(
                 "uploads to %s go through again after %d failed attempt(s); nothing was lost",
                 self.spool.url,
                 self._failures,

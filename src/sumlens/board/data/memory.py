@@ -87,8 +87,9 @@ class BytesStorage:
         """Every file whose name ``keep`` accepts (there are no sub-directories)."""
         return [self.stat(name) for name in self._files if keep is None or keep(name)]
 
-    def open_read(self, path: str, offset: int = 0) -> io.BytesIO:
-        """The bytes of ``path`` as a file object, at ``offset``."""
+    def open_read(self, path: str, offset: int = 0, length: int | None = None) -> io.BytesIO:
+        """The bytes of ``path`` as a file object, at ``offset`` (all held: ``length`` is
+        no hint to take)."""
         handle = io.BytesIO(self._get(path)[0])
         handle.seek(offset)
         return handle

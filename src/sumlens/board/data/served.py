@@ -25,7 +25,7 @@ from sumlens.board.data.state import DamagedValue, FileState, RunState, SeriesKe
 from sumlens.board.data.store import POINT, SegmentStore
 from sumlens.board.data.surface import RunFile, Samples, SeriesRef
 from sumlens.board.errors import ValueUnreadable
-from sumlens.io import Event, RecordChangedError, RecordFile, masked_crc32c, read_events_at
+from sumlens.io import Event, RecordChangedError, RecordFile, read_events_at, read_record_at
 from sumlens.io.decode import PayloadError
 from sumlens.io.storage import Storage
 
@@ -169,14 +169,9 @@ class ServedRuns:
                 return None
             path = self.storage.join(run.path, name)
         try:
-            with self.storage.open_read(path, offset) as handle:
-                payload = handle.read(length)
-                crc = handle.read(4)
-        except OSError:
+            return read_record_at(path, offset, length, self.storage)
+        except (RecordChangedError, OSError):
             return None
-        if len(payload) != length or masked_crc32c(payload) != int.from_bytes(crc, "little"):
-            return None
-        return payload
 
     def changed(self, run: RunState) -> None:
         """``run`` changed (the lock held): save it, and say so to the queries' caches."""
