@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from sumlens._proto import tensorboard_pb2
 from sumlens.writer.histogram import (
     HISTOGRAM_KERNELS,
     SPLIT_FROM,
@@ -52,15 +53,19 @@ CASES = {
     "integers": RNG.integers(-(10**6), 10**6, size=20_000),
     "uint8": RNG.integers(0, 256, size=5_000).astype(np.uint8),
     "with NaN and infinities": np.array([1.0, np.nan, np.inf, -np.inf, -2.0]),
+    "a NaN with its sign bit set": np.array([1.0, -np.nan, -2.0]),
+    "a NaN with its sign bit set, float32": np.array([1.0, -np.nan, -2.0], np.float32),
+    "signed zeros": np.array([-0.0, 0.0, -0.0]),
     "one value": np.array([3.5]),
 }
 
 
 @pytest.mark.parametrize("values", CASES.values(), ids=CASES.keys())
-def test_counts_and_sums_are_numpys(kernel, values: np.ndarray) -> None:  # type: ignore[no-untyped-def]
-    counts, total, squares = kernel(values)
+def test_counts_sums_and_extremes_are_numpys(kernel, values: np.ndarray) -> None:  # type: ignore[no-untyped-def]
+    counts, total, squares, low, high = kernel(values)
     as_float = values.astype(np.float64)
     np.testing.assert_array_equal(counts, np.histogram(as_float, bins=EDGES)[0])
+    np.testing.assert_array_equal([low, high], [values.min(), values.max()])
     with np.errstate(invalid="ignore", over="ignore"):  # sums in another order: rounding
         expected = as_float.sum(), as_float.dot(as_float)
         scale = np.abs(as_float).sum()  # error grows with the magnitudes cancelled
@@ -108,3 +113,27 @@ def test_a_large_array_binned_in_halves_gives_numpys_histogram(kernel, dtype) ->
     np.testing.assert_array_equal(
         [compiled.min, compiled.max, compiled.num], [plain.min, plain.max, plain.num]
     )
+
+
+@pytest.mark.parametrize(
+    "values", [RNG.normal(size=5_000), np.array([-0.0, 0.0]), np.array([1.0, np.nan, 2.0])]
+)
+def test_the_message_from_wire_bytes_equals_one_filled_field_by_field(values: np.ndarray) -> None:
+    """histogram_proto writes the message's wire bytes itself (fast); the message reads and
+    serializes as the one protobuf fills from the same numbers."""
+    proto = histogram_proto(values, EDGES)
+    filled = tensorboard_pb2.HistogramProto(
+        min=proto.min,
+        max=proto.max,
+        num=float(values.size),
+        sum=proto.sum,
+        sum_squares=proto.sum_squares,
+        bucket_limit=list(proto.bucket_limit),
+        bucket=list(proto.bucket),
+    )
+    assert proto.SerializeToString() == filled.SerializeToString()
+    counts, limits = np.histogram(values[~np.isnan(values)], bins=EDGES)
+    first, last = np.flatnonzero(counts)[[0, -1]]
+    assert list(proto.bucket) == counts[first - 1 : last + 1].tolist()
+    assert list(proto.bucket_limit) == limits[first : last + 2].tolist()
+    np.testing.assert_array_equal([proto.min, proto.max], [values.min(), values.max()])

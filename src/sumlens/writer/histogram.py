@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import math
 import os
+import struct
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -29,6 +30,7 @@ import numpy as np
 
 from sumlens._numba import KernelSet
 from sumlens._proto import tensorboard_pb2
+from sumlens.summary.wire import packed_field
 
 TENSORFLOW_GROWTH = 1.1
 TENSORFLOW_SMALLEST = 1e-12
@@ -57,6 +59,8 @@ COMPILED_KINDS = "fiu"
 SPLIT_FROM = 1 << 18
 """Values from which an array is binned in two halves at once (below, handing half to the
 helper thread costs more than it saves)."""
+WIRE_FIXED64 = 1
+"""The wire type of a double field."""
 NUMPY_BIN_RULES = ("auto", "fd", "doane", "scott", "stone", "rice", "sturges", "sqrt")
 
 
@@ -114,20 +118,24 @@ def histogram_proto(
     if max_bins is not None and counts.size > max_bins:
         counts, limits = _merged(counts, limits, counts.size // max_bins)
     counts, limits = _trimmed(counts, limits)
-    return tensorboard_pb2.HistogramProto(
-        min=float(low),
-        max=float(high),
-        num=float(flat.size),
-        sum=float(total),
-        sum_squares=float(squares),
-        bucket_limit=limits.tolist(),
-        bucket=counts.tolist(),
+    statistics = (low, high, float(flat.size), total, squares)
+    return tensorboard_pb2.HistogramProto.FromString(_wire(statistics, limits, counts))
+
+
+def _wire(statistics: tuple[float, ...], limits: np.ndarray, counts: np.ndarray) -> bytes:
+    """``HistogramProto``'s wire bytes: min, max, num, sum and sum_squares (fields 1-5,
+    doubles), then bucket_limit and bucket (6 and 7, packed doubles). Parsing these costs
+    a few microseconds; filling the message from Python lists of ~600 floats, ~100 us."""
+    head = b"".join(
+        bytes([field << 3 | WIRE_FIXED64]) + struct.pack("<d", value)
+        for field, value in enumerate(statistics, start=1)
     )
+    return head + packed_field(6, limits, "f8") + packed_field(7, counts, "f8")
 
 
 def _compiled(flat: np.ndarray) -> tuple[np.ndarray, float, float, float, float]:
-    """The kernels' counts, sum and sum of squares of a flat array of real numbers, with
-    numpy's minimum and maximum of it (NaN when a value is NaN)."""
+    """The kernels' counts, sum, sum of squares, minimum and maximum of a flat array of real
+    numbers (the extremes NaN when a value is NaN, as numpy's)."""
     from sumlens.writer import _histogram_jit as jit
 
     values = np.ascontiguousarray(flat)
@@ -139,8 +147,7 @@ def _compiled(flat: np.ndarray) -> tuple[np.ndarray, float, float, float, float]
         kernel, table = jit.float64_histogram, cell_table(64)
 
     def binned(part: np.ndarray) -> tuple[np.ndarray, float, float, float, float]:
-        counts, total, squares = kernel(part, table, _TENSORFLOW_EDGES)
-        return counts, total, squares, float(part.min()), float(part.max())
+        return kernel(part, table, _TENSORFLOW_EDGES)
 
     helper = _helper() if values.size >= SPLIT_FROM else None
     if helper is None:
