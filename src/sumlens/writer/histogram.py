@@ -12,9 +12,10 @@ With the default edges, real numbers are binned by a compiled kernel
 :data:`HISTOGRAM_KERNELS` is ready (compiled in the background, as the writer's other
 kernels: :mod:`sumlens._numba`), by numpy until then; both give the same buckets.
 The kernels release the GIL, so a large array is binned in two halves at once, one on
-the caller's thread and one on a helper thread (:func:`_halves`), where a second core
+the caller's thread and one on a helper thread (:func:`_compiled`), where a second core
 exists: the same two cores SummaryRecord's histograms use (the caller's and the writer
-thread's), and half the wait.
+thread's), and half the wait. The message is parsed from wire bytes (:func:`_wire`): filling
+it from Python lists of ~600 floats costs ~100 us, a sixth of the whole call on a million values.
 """
 
 from __future__ import annotations
