@@ -91,6 +91,17 @@ def s3_options(endpoint: str, **extra: Any) -> dict[str, Any]:
     }
 
 
+def aws_environment(endpoint: str) -> dict[str, str]:
+    """Environment variables that point any AWS client (botocore, s3fs with no options: what
+    a framework's own fsspec writes use) at the server at ``endpoint``."""
+    return {
+        "AWS_ENDPOINT_URL": endpoint,
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": REGION,
+    }
+
+
 @contextmanager
 def bucket_server(bucket: str) -> Iterator[str]:
     """:func:`moto_server` holding one empty ``bucket``; yields its endpoint URL."""

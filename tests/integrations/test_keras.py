@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,10 +20,15 @@ import pytest
 if importlib.util.find_spec("keras") is None:  # not imported here: that would pick a backend
     pytest.skip("keras is not installed (the keras extra)", allow_module_level=True)
 
+from helpers.s3 import bucket_server, s3_options
 from helpers.summary import custom_lineage, read_events, run_child
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
+from sumlens.io import iter_events
+
 EPOCHS, BATCHES_PER_EPOCH, UPDATE_FREQ = 2, 4, 2
+BUCKET = "keras-runs"
+REMOTE_RUN = f"s3://{BUCKET}/fit"
 
 FIT = """
     import json, os, sys
@@ -45,7 +51,7 @@ FIT = """
                         float(values.min()), float(values.max()), int(values.size)
                     ]
 
-    def fit(log_dir, file_format):
+    def fit(log_dir, file_format, **writer_kwargs):
         keras.utils.set_random_seed(0)
         model = keras.Sequential(
             [keras.Input((4,)), keras.layers.Dense(8, activation="relu"), keras.layers.Dense(1)]
@@ -55,7 +61,7 @@ FIT = """
         y = x.sum(axis=1, keepdims=True)
         weights = KeepWeights()
         callback = SumlensCallback(
-            log_dir, update_freq=2, histogram_freq=1, file_format=file_format
+            log_dir, update_freq=2, histogram_freq=1, file_format=file_format, **writer_kwargs
         )
         history = model.fit(
             x, y, batch_size=16, epochs=2, validation_data=(x[:16], y[:16]),
@@ -63,11 +69,14 @@ FIT = """
         )
         return {"history": history.history, "weights": weights.seen}
 
-    root = sys.argv[1]
+    root, url, options = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
     report = {f: fit(os.path.join(root, f), f) for f in ("tensorboard", "mindspore")}
+    spool = os.path.join(root, "spool")
+    report["s3"] = fit(url, "tensorboard", storage_options=options, spool_dir=spool)
+    report["spool_left"] = [n for _, _, names in os.walk(spool) for n in names if "tfevents" in n]
     errors = []
     for kwargs in ({"update_freq": "step"}, {"update_freq": 0}, {"histogram_freq": -1},
-                   {"file_format": "hdf5"}):
+                   {"file_format": "hdf5"}, {"spool": root}):
         try:
             SumlensCallback(root, **kwargs)
         except (TypeError, ValueError) as err:
@@ -80,11 +89,22 @@ FIT = """
 
 
 @pytest.fixture(scope="module")
-def fitted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
-    """The tiny model trained with our callback, once per file format, in a child on the
-    torch backend: the runs' root and what the child saw."""
+def s3_endpoint() -> Iterator[str]:
+    """moto's S3 server on 127.0.0.1 with the bucket :data:`BUCKET`."""
+    with bucket_server(BUCKET) as endpoint:
+        yield endpoint
+
+
+@pytest.fixture(scope="module")
+def fitted(
+    tmp_path_factory: pytest.TempPathFactory, s3_endpoint: str
+) -> tuple[Path, dict[str, Any]]:
+    """The tiny model trained with our callback, once per file format and once more into
+    the bucket (at :data:`REMOTE_RUN`), in a child on the torch backend: the runs' root and
+    what the child saw."""
     root = tmp_path_factory.mktemp("keras")
-    done = run_child(FIT, str(root), cwd=root, env={"KERAS_BACKEND": "torch"})
+    options = json.dumps(s3_options(s3_endpoint))
+    done = run_child(FIT, str(root), REMOTE_RUN, options, cwd=root, env={"KERAS_BACKEND": "torch"})
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report["backend"] == "torch"
@@ -198,10 +218,31 @@ def test_mindspore_format(fitted: tuple[Path, dict[str, Any]]) -> None:
     assert validation == pytest.approx(dict(enumerate(report["history"]["val_loss"])))
 
 
+def test_a_run_on_object_storage_reads_back(
+    s3_endpoint: str, fitted: tuple[Path, dict[str, Any]]
+) -> None:
+    """``log_dir`` an ``s3://`` URL with the writer's options passed through: the train and
+    validation sub-runs read back from the bucket, and nothing is left in the spool."""
+    _, report = fitted
+    options = s3_options(s3_endpoint)
+    history = report["s3"]["history"]
+    train = list(iter_events(f"{REMOTE_RUN}/train", storage_options=options))
+    losses = {e.step: e.value for e in train if e.tag == "epoch_loss"}
+    assert losses == pytest.approx(dict(enumerate(history["loss"])))
+    histograms = {f"{e.tag}:{e.step}" for e in train if e.plugin == "histogram"}
+    assert histograms == report["s3"]["weights"].keys()
+    assert custom_lineage(train)["model_config.layers.1.config.units"] == 8
+    validation = list(iter_events(f"{REMOTE_RUN}/validation", storage_options=options))
+    val_losses = {e.step: e.value for e in validation if e.tag == "epoch_loss"}
+    assert val_losses == pytest.approx(dict(enumerate(history["val_loss"])))
+    assert report["spool_left"] == []
+
+
 def test_bad_arguments_are_named(trained: tuple[Path, dict[str, Any]]) -> None:
     _, report = trained
-    update_step, update_zero, histogram, file_format = report["errors"]
+    update_step, update_zero, histogram, file_format, option = report["errors"]
     assert "'update_freq' must be one of 'epoch', 'batch', but got 'step'" in update_step
     assert "'update_freq' must be >= 1, but got 0" in update_zero
     assert "'histogram_freq' must be >= 0" in histogram
     assert "'file_format' must be one of 'tensorboard', 'mindspore'" in file_format
+    assert "'spool' is not an option of the summary writer" in option

@@ -13,7 +13,9 @@ import logging
 import os
 import subprocess
 import sys
+import uuid
 from collections import defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,19 +24,21 @@ pytest.importorskip("lightning")
 
 import torch
 from helpers.lightning_run import SAMPLES, fit
+from helpers.s3 import aws_environment, bucket_server, s3_options
 from helpers.summary import user_info
 from lightning.pytorch.loggers import TensorBoardLogger
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 from tensorboard.plugins.hparams import plugin_data_pb2
 
 from sumlens.integrations.lightning import SumlensCallback, SumlensLogger
-from sumlens.io import iter_events, read_scalars
+from sumlens.io import iter_events, open_storage, read_scalars
 
 HELPER = Path(__file__).resolve().parents[1] / "helpers" / "lightning_run.py"
 STEPS = 8
 """Optimizer steps of a fit: 2 epochs of 4 batches of 8."""
 COLLECTED = [1, 2, 4, 6, 8]
 """The callback's steps at ``collect_freq=2``: the first, then every second."""
+BUCKET = "lightning-runs"
 
 
 def _accumulator(run: Path) -> EventAccumulator:
@@ -210,6 +214,8 @@ def test_bad_arguments_name_the_argument(tmp_path: Path) -> None:
         SumlensLogger(tmp_path, file_format="json")
     with pytest.raises(TypeError, match="'version'"):
         SumlensLogger(tmp_path, version=1.5)
+    with pytest.raises(TypeError, match=r"'flush_sec' is not an option.*allowed: comment"):
+        SumlensLogger(tmp_path, flush_sec=5)
     with pytest.raises(ValueError, match=r"'collect_freq'.*>= 1"):
         SumlensCallback(collect_freq=0)
     with pytest.raises(ValueError, match=r"'histogram_regular'.*'\('"):
@@ -217,3 +223,59 @@ def test_bad_arguments_name_the_argument(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="SumlensLogger"):
         fit(False, [SumlensCallback()])
     assert not any(tmp_path.iterdir())
+
+
+@pytest.fixture(scope="module")
+def s3_endpoint() -> Iterator[str]:
+    """moto's S3 server on 127.0.0.1 with the bucket :data:`BUCKET`."""
+    with bucket_server(BUCKET) as endpoint:
+        yield endpoint
+
+
+def test_fit_to_object_storage_writes_one_run_that_reads_back(
+    s3_endpoint: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``save_dir`` an ``s3://`` URL, as TensorBoardLogger takes one: the run, hparams.yaml
+    and (Lightning's own, through fsspec) the checkpoints land in the bucket; the next
+    logger there takes the next version; the spool is empty once the fit ends."""
+    for name, value in aws_environment(s3_endpoint).items():  # for Lightning's checkpoints
+        monkeypatch.setenv(name, value)
+    options = s3_options(s3_endpoint)
+    save_dir = f"s3://{BUCKET}/{uuid.uuid4().hex}"
+    spool = tmp_path / "spool"
+    logger = SumlensLogger(save_dir, storage_options=options, spool_dir=spool)
+    fit(logger, [SumlensCallback(collect_freq=2, histogram_regular=r"head\.")])
+
+    run = f"{save_dir}/lightning_logs/version_0"
+    assert logger.log_dir == run
+    events = list(iter_events(run, storage_options=options))
+    steps: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for event in events:
+        steps[event.plugin, event.tag].append(event.step)
+    assert sorted(steps["scalar", "train_loss"]) == list(range(STEPS))
+    assert sorted(steps["scalar", "learning_rate/auto"]) == COLLECTED
+    assert sorted(steps["histogram", "head.weight/auto"]) == COLLECTED
+    assert sorted(steps["image", "input_data/auto"]) == COLLECTED
+    assert any(plugin == "graph" for plugin, _ in steps)
+    custom = _custom([e.value for e in events if e.plugin == "custom_lineage_data"])
+    assert custom["lr"] == 0.1 and custom["optim/name"] == "sgd"
+    assert custom["checkpoint.best_model_path"] == f"{run}/checkpoints/epoch=1-step=8.ckpt"
+    assert any(e.plugin == "eval_lineage" for e in events)
+
+    storage, root = open_storage(run, options)
+    names = {entry.name for entry in storage.list_dir(root)}
+    assert "hparams.yaml" in names and "checkpoints" in names
+    with storage.open_read(storage.join(root, "hparams.yaml")) as file:
+        assert b"lr: 0.1" in file.read()
+    assert not list(spool.rglob("*tfevents*"))  # everything uploaded, nothing left behind
+    assert SumlensLogger(save_dir, storage_options=options).version == 1
+
+
+def test_landscape_needs_a_local_save_dir(s3_endpoint: str, tmp_path: Path) -> None:
+    """SummaryLandscape reads the weights back from disk: refused when the fit starts, in
+    one line naming the setting and the URL, before anything is written."""
+    save_dir = f"s3://{BUCKET}/{uuid.uuid4().hex}"
+    logger = SumlensLogger(save_dir, storage_options=s3_options(s3_endpoint), spool_dir=tmp_path)
+    callback = SumlensCallback(1, collect_landscape={"unit": "step", "intervals": [[2, 3, 4]]})
+    with pytest.raises(ValueError, match=r"collect_landscape needs a local save_dir.*s3://"):
+        fit(logger, [callback])

@@ -6,6 +6,7 @@ sumlens' readers."""
 from __future__ import annotations
 
 import json
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ pytest.importorskip("transformers")
 pytest.importorskip("accelerate")
 
 import torch
+from helpers.s3 import bucket_server, s3_options
 from helpers.summary import custom_lineage, read_events
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 from torch.utils.tensorboard import SummaryWriter as TorchSummaryWriter
@@ -29,6 +31,7 @@ from transformers import (
 from transformers.integrations import TensorBoardCallback
 
 from sumlens.integrations.transformers import SumlensCallback, tag_of
+from sumlens.io import iter_events
 
 STEPS, LOG_EVERY, EVAL_EVERY, HISTOGRAM_EVERY = 6, 2, 3, 3
 
@@ -173,6 +176,27 @@ def test_mindspore_format_holds_scalars_and_lineage(tmp_path: Path) -> None:
     assert any(name.endswith("_MS") for name in (p.name for p in run.iterdir()))
 
 
+def test_a_run_on_object_storage_reads_back(tmp_path: Path) -> None:
+    """``log_dir`` an ``s3://`` URL, with the writer's options passed through: the scalars
+    and lineage read back from the bucket, and nothing is left in the spool."""
+    with bucket_server("hf-runs") as endpoint:
+        options = s3_options(endpoint)
+        run = f"s3://hf-runs/{uuid.uuid4().hex}"
+        spool = tmp_path / "spool"
+        callback = SumlensCallback(run, storage_options=options, spool_dir=spool, flush_secs=1)
+        trainer = tiny_trainer(tmp_path, [callback])
+        trainer.train()
+        events = list(iter_events(run, storage_options=options))
+    losses = {e.step: e.value for e in events if e.plugin == "scalar" and e.tag == "train/loss"}
+    logged = {
+        entry["step"]: entry["loss"] for entry in trainer.state.log_history if "loss" in entry
+    }
+    assert losses == pytest.approx(logged) and set(losses) == {2, 4, 6}
+    assert custom_lineage(events)["model_config.n_layer"] == 2
+    assert len([e for e in events if e.plugin == "eval_lineage"]) == 2
+    assert not list(spool.rglob("*tfevents*"))
+
+
 def test_only_world_process_zero_writes(tmp_path: Path) -> None:
     run = tmp_path / "rank1"
     callback = SumlensCallback(run, histogram_freq=1)
@@ -203,6 +227,7 @@ def test_default_directory_is_where_transformers_writes(tmp_path: Path) -> None:
         ({"histogram_freq": 1.5}, "'histogram_freq' must be an int"),
         ({"file_format": "parquet"}, "'file_format' must be one of 'tensorboard', 'mindspore'"),
         ({"log_dir": 3}, "'log_dir' must be a str or os.PathLike"),
+        ({"storage_option": {}}, "'storage_option' is not an option of the summary writer"),
     ],
 )
 def test_bad_arguments_are_named(kwargs: dict[str, Any], message: str) -> None:

@@ -25,7 +25,7 @@ from sumlens._log import warn_once
 from sumlens.integrations.lineage import indexed, record_lineage
 from sumlens.lineage import EvaluationLineage, TrainLineage, from_config
 from sumlens.writer import SummaryWriter
-from sumlens.writer.summary_writer import FILE_FORMATS
+from sumlens.writer.summary_writer import FILE_FORMATS, check_writer_options
 
 OWNER = "SumlensCallback"
 VALIDATION_PREFIX = "val_"
@@ -38,7 +38,9 @@ class SumlensCallback(keras.callbacks.Callback):
     training logs of every N-th batch too, numbered by batches since ``fit`` began.
     ``histogram_freq=N`` records every weight as a histogram on each N-th epoch (the
     first included); 0 records none. ``file_format`` is ``"tensorboard"`` or
-    ``"mindspore"``.
+    ``"mindspore"``. ``log_dir`` may be a URL (``s3://bucket/logs``: see
+    :class:`sumlens.SummaryWriter`); ``writer_kwargs`` go to each writer
+    (``storage_options``, ``spool_dir``, ``flush_secs`` ...: ``ADAPTER_WRITER_OPTIONS``).
 
     Batch logs arrive on Keras' callback threads (``async_safe``): Keras turns the
     backend's tensors into numbers there, so the training loop never waits for them.
@@ -53,6 +55,7 @@ class SumlensCallback(keras.callbacks.Callback):
         update_freq: str | int = "epoch",
         histogram_freq: int = 0,
         file_format: str = "tensorboard",
+        **writer_kwargs: Any,
     ) -> None:
         super().__init__()
         check_instance(log_dir, "log_dir", OWNER, (str, os.PathLike), "a str or os.PathLike")
@@ -64,6 +67,7 @@ class SumlensCallback(keras.callbacks.Callback):
             self.update_freq = check_int(update_freq, "update_freq", OWNER, 1)
         self.histogram_freq = check_int(histogram_freq, "histogram_freq", OWNER, 0)
         self.file_format = check_choice(file_format, "file_format", OWNER, FILE_FORMATS)
+        self._writer_kwargs = check_writer_options(writer_kwargs, OWNER)
         self._writers: dict[str, SummaryWriter] = {}
         self._lock = threading.Lock()  # batch logs come from Keras' callback threads
         self._training = False
@@ -78,7 +82,8 @@ class SumlensCallback(keras.callbacks.Callback):
         writer = self._writers.get(sub_run)
         if writer is None:
             path = os.path.join(self.log_dir, sub_run)
-            writer = self._writers[sub_run] = SummaryWriter(path, file_format=self.file_format)
+            writer = SummaryWriter(path, file_format=self.file_format, **self._writer_kwargs)
+            self._writers[sub_run] = writer
         return writer
 
     def _close(self) -> None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import tempfile
 from argparse import Namespace
 from collections.abc import Mapping
 from typing import Any
@@ -38,6 +39,7 @@ from sumlens._checks import check_bool, check_choice, check_instance, check_int
 from sumlens._landscape_settings import check_collect_landscape
 from sumlens._log import logger, warn_once
 from sumlens.integrations.lineage import record_lineage
+from sumlens.io.remote import FsspecStorage, is_url, open_storage
 from sumlens.lineage import EvaluationLineage, UserDefinedInfo
 from sumlens.train.collector_landscape import LandscapeSaver
 from sumlens.train.summary_collector import (
@@ -47,7 +49,7 @@ from sumlens.train.summary_collector import (
     image_sample,
 )
 from sumlens.writer import SummaryWriter
-from sumlens.writer.summary_writer import FILE_FORMATS
+from sumlens.writer.summary_writer import FILE_FORMATS, check_writer_options
 
 __all__ = ["SumlensCallback", "SumlensLogger"]
 
@@ -71,8 +73,13 @@ class SumlensLogger(Logger):
             metrics, as ``TensorBoardLogger`` does (TensorBoard's hparams view needs a metric).
         log_graph: write the model's graph when Lightning asks (at the start of ``fit``),
             from ``example_input_array``.
-        **writer_kwargs: passed on to :class:`sumlens.SummaryWriter` (``max_queue``,
-            ``flush_secs``, ``filename_suffix`` ...).
+        **writer_kwargs: passed on to :class:`sumlens.SummaryWriter` (``flush_secs``,
+            ``filename_suffix``, ``storage_options``, ``spool_dir`` ...:
+            ``ADAPTER_WRITER_OPTIONS``).
+
+    ``save_dir`` may be a URL (``s3://bucket/experiments``), as ``TensorBoardLogger``'s:
+    the versions are listed there (with ``storage_options``), the run is written through
+    the writer's spool, and ``hparams.yaml`` is put beside it.
 
     The writer is created on first use, on global rank zero only; other ranks write nothing.
     """
@@ -99,7 +106,7 @@ class SumlensLogger(Logger):
         self._file_format = check_choice(file_format, "file_format", owner, FILE_FORMATS)
         self._default_hp_metric = check_bool(default_hp_metric, "default_hp_metric", owner)
         self._log_graph = check_bool(log_graph, "log_graph", owner)
-        self._writer_kwargs = writer_kwargs
+        self._writer_kwargs = check_writer_options(writer_kwargs, owner)
         self._experiment: SummaryWriter | None = None
         self._step = 0
         self.hparams: dict[str, Any] = {}
@@ -134,16 +141,18 @@ class SumlensLogger(Logger):
         return os.path.expanduser(os.path.expandvars(os.path.join(self.root_dir, leaf)))
 
     def _next_version(self) -> int:
+        storage, root = open_storage(self.root_dir, self._writer_kwargs.get("storage_options"))
         try:
-            entries = os.listdir(self.root_dir)
+            entries = storage.list_dir(root, keep=lambda _: False)  # directories only
         except OSError:
             return 0
+        prefix = "version_"
         taken = [
-            int(entry[len("version_") :])
+            int(entry.name[len(prefix) :])
             for entry in entries
-            if entry.startswith("version_")
-            and entry[len("version_") :].isdigit()
-            and os.path.isdir(os.path.join(self.root_dir, entry))
+            if entry.is_dir
+            and entry.name.startswith(prefix)
+            and entry.name[len(prefix) :].isdigit()
         ]
         return max(taken, default=-1) + 1
 
@@ -227,7 +236,7 @@ class SumlensLogger(Logger):
         for key in ("best_model_path", "last_model_path"):
             path = getattr(checkpoint_callback, key, "")
             if path:
-                data[f"checkpoint.{key}"] = os.path.realpath(path)
+                data[f"checkpoint.{key}"] = path if is_url(path) else os.path.realpath(path)
         score = getattr(checkpoint_callback, "best_model_score", None)
         if isinstance(score, torch.Tensor) and score.numel() == 1:
             data["checkpoint.best_model_score"] = float(score)  # once per checkpoint
@@ -236,12 +245,24 @@ class SumlensLogger(Logger):
 
     @rank_zero_only
     def save(self) -> None:
-        """Everything logged so far readable on disk; ``hparams.yaml`` once, as
-        ``TensorBoardLogger`` writes it."""
+        """Everything logged so far readable where it is written; ``hparams.yaml`` once, as
+        ``TensorBoardLogger`` writes it (on object storage, put beside the run)."""
         self.experiment.flush()
         path = os.path.join(self.log_dir, HPARAMS_FILE)
-        if os.path.isdir(self.log_dir) and not os.path.isfile(path):
-            save_hparams_to_yaml(path, self.hparams)
+        if not is_url(self.log_dir):
+            if os.path.isdir(self.log_dir) and not os.path.isfile(path):
+                save_hparams_to_yaml(path, self.hparams)
+            return
+        storage, remote_path = open_storage(path, self._writer_kwargs.get("storage_options"))
+        assert isinstance(storage, FsspecStorage)  # a URL's storage
+        try:
+            storage.stat(remote_path)
+        except FileNotFoundError:
+            with tempfile.TemporaryDirectory(prefix="sumlens-hparams-") as local:
+                written = os.path.join(local, HPARAMS_FILE)
+                save_hparams_to_yaml(written, self.hparams)
+                with open(written, "rb") as file:
+                    storage.put(remote_path, file.read())
 
     @rank_zero_only
     def finalize(self, status: str) -> None:
@@ -350,6 +371,12 @@ class SumlensCallback(Callback):
                 f"loggers are {', '.join(names)}: pass Trainer(logger=SumlensLogger(...))"
             )
         self._logger = found[0]
+        if self._landscape is not None and is_url(self._logger.save_dir):
+            raise ValueError(
+                "For 'SumlensCallback', collect_landscape needs a local save_dir "
+                "(SummaryLandscape reads the weights back from its ckpt_dir), but the "
+                f"SumlensLogger writes to {self._logger.save_dir!r}"
+            )
 
     def on_train_start(self, trainer: Trainer, pl_module: LightningModule) -> None:
         self._last_step = None

@@ -22,7 +22,7 @@ from sumlens._log import warn_once
 from sumlens.integrations.lineage import record_lineage
 from sumlens.lineage import EvaluationLineage, TrainLineage, from_config
 from sumlens.writer import SummaryWriter
-from sumlens.writer.summary_writer import FILE_FORMATS, default_log_dir
+from sumlens.writer.summary_writer import FILE_FORMATS, check_writer_options, default_log_dir
 
 OWNER = "SumlensCallback"
 
@@ -46,10 +46,13 @@ class SumlensCallback(TrainerCallback):
     where ``transformers``' TensorBoard callback would write (``$TENSORBOARD_LOGGING_DIR``,
     else ``args.logging_dir`` where that exists, else ``<output_dir>/runs/<date>_<host>``),
     a trial of a hyper-parameter search to a sub-directory named after the trial.
-    ``file_format`` is ``"tensorboard"`` or ``"mindspore"``. ``histogram_freq=N`` records
-    the gradients of every parameter as histograms (``gradients/<name>``) on each N-th
-    optimizer step, just before the step; 0 (the default) records none. Other steps cost
-    one integer test: nothing is copied or synchronised.
+    ``file_format`` is ``"tensorboard"`` or ``"mindspore"``. ``log_dir`` may be a URL
+    (``s3://bucket/runs``: see :class:`sumlens.SummaryWriter`); ``writer_kwargs`` go to the
+    writer (``storage_options``, ``spool_dir``, ``flush_secs`` ...: ``ADAPTER_WRITER_OPTIONS``).
+    ``histogram_freq=N`` records the gradients of every parameter as histograms
+    (``gradients/<name>``) on each N-th optimizer step, just before the step; 0 (the
+    default) records none. Other steps cost one integer test: nothing is copied or
+    synchronised.
     """
 
     def __init__(
@@ -58,12 +61,14 @@ class SumlensCallback(TrainerCallback):
         *,
         file_format: str = "tensorboard",
         histogram_freq: int = 0,
+        **writer_kwargs: Any,
     ) -> None:
         allowed = "a str or os.PathLike"
         check_instance(log_dir, "log_dir", OWNER, (str, os.PathLike), allowed, allow_none=True)
         self.log_dir = None if log_dir is None else os.fspath(log_dir)
         self.file_format = check_choice(file_format, "file_format", OWNER, FILE_FORMATS)
         self.histogram_freq = check_int(histogram_freq, "histogram_freq", OWNER, 0)
+        self._writer_kwargs = check_writer_options(writer_kwargs, OWNER)
         self.writer: SummaryWriter | None = None
         self._default_dir: str | None = None
         self._training = False
@@ -88,7 +93,9 @@ class SumlensCallback(TrainerCallback):
 
     def _open(self, args: TrainingArguments, state: TrainerState) -> SummaryWriter:
         if self.writer is None:
-            self.writer = SummaryWriter(self._run_dir(args, state), file_format=self.file_format)
+            self.writer = SummaryWriter(
+                self._run_dir(args, state), file_format=self.file_format, **self._writer_kwargs
+            )
         return self.writer
 
     # ---- Trainer events -----------------------------------------------------------------

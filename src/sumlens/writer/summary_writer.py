@@ -51,6 +51,31 @@ def default_log_dir(comment: str = "") -> str:
     return os.path.join("runs", f"{stamp}_{socket.gethostname()}{comment}")
 
 
+ADAPTER_WRITER_OPTIONS = (
+    "comment",
+    "max_queue",
+    "flush_secs",
+    "filename_suffix",
+    "max_pending_bytes",
+    "storage_options",
+    "spool_dir",
+)
+"""The :class:`SummaryWriter` arguments an adapter (Lightning, Hugging Face, Keras) passes on
+to the writers it opens; it sets the directory and ``file_format`` itself."""
+
+
+def check_writer_options(options: Mapping[str, Any], owner: str) -> dict[str, Any]:
+    """``options`` as a dict, refused where the user called when a name is not one of
+    :data:`ADAPTER_WRITER_OPTIONS` (the adapter opens its writers later, in training)."""
+    unknown = sorted(set(options) - set(ADAPTER_WRITER_OPTIONS))
+    if unknown:
+        raise TypeError(
+            f"{owner}: {', '.join(map(repr, unknown))} is not an option of the summary writer; "
+            f"allowed: {', '.join(ADAPTER_WRITER_OPTIONS)}"
+        )
+    return dict(options)
+
+
 class SummaryWriter:
     """Write TensorBoard (or MindSpore) event files with torch's ``SummaryWriter`` API.
 
