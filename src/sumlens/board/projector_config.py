@@ -14,6 +14,8 @@ from google.protobuf import text_format
 
 from sumlens._proto import tensorboard_plugins_pb2
 
+EmbeddingInfo = tensorboard_plugins_pb2.EmbeddingInfo
+"""One embedding's entry in the config."""
 CONFIG_FILE = "projector_config.pbtxt"
 """The config's name in a run's directory."""
 CONFIG_LIMIT = 1 << 20
@@ -31,7 +33,7 @@ def parse_config(data: bytes) -> tensorboard_plugins_pb2.ProjectorConfig:
     return config
 
 
-def embedding_tag(info: tensorboard_plugins_pb2.EmbeddingInfo) -> str:
+def embedding_tag(info: EmbeddingInfo) -> str:
     """The tag an embedding is listed by: its tensor name, else its tensors' path."""
     return info.tensor_name or info.tensor_path
 

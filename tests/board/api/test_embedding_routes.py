@@ -8,6 +8,7 @@ them; and, over a real directory that torch's ``add_embedding`` wrote, the run l
 from __future__ import annotations
 
 import base64
+import io
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,8 +16,10 @@ import numpy as np
 import pytest
 from helpers.board import route_client, wait_until
 from helpers.tb_logs import torch_every_method
+from PIL import Image
 from starlette.testclient import TestClient
 
+from sumlens.board.api.embeddings import SPRITE_SIDE
 from sumlens.board.data.loader import Loader
 from sumlens.board.data.memory import MemorySurface
 from sumlens.board.data.surface import BesideFileTooLarge
@@ -247,3 +250,103 @@ def test_a_rewritten_file_is_projected_again() -> None:
             "./a", "w/metadata.tsv", "".join(f"b{i}\n" for i in range(40)).encode()
         )
         assert _get(client, "./a", "w:00000")["columns"][0]["categories"][:2] == ["b0", "b1"]
+
+
+def test_thumbnails_of_what_torch_wrote(torch_base: Path, tmp_path: Path) -> None:
+    """``add_embedding(label_img=...)`` (torch's ``torch_every_method``: 6 points with 4x4
+    thumbnails): the answer gives the thumbnail size and each point's tensors row, and the
+    sprite route serves the sprite image torch wrote, byte for byte, as a PNG."""
+    loader = Loader(torch_base, tmp_path / "ws", reload_interval=0.2, watch=False)
+    with route_client(loader) as client:
+        wait_until(lambda: _listed(client, "./every"))
+        answer = _get(client, "./every", "emb:00001")
+        sprite = answer["sprite"]
+        assert (sprite["width"], sprite["height"]) == (4, 4)
+        rows = np.frombuffer(base64.b64decode(sprite["rows"]), dtype="<u4")
+        assert rows.tolist() == list(range(6))
+        image = client.get(
+            "/api/v1/embedding/sprite", params={"run": "./every", "tag": "emb:00001"}
+        )
+        assert image.status_code == 200 and image.headers["content-type"] == "image/png"
+        assert image.content == (torch_base / "every" / "00001" / "emb" / "sprite.png").read_bytes()
+        assert "sprite" not in _get(client, "./run", "words:00003")
+
+
+def _listed(client: TestClient, run: str) -> bool:
+    runs = client.get("/api/v1/runs").json()["runs"]
+    return any(r["id"] == run and "embedding" in r["tags"] for r in runs)
+
+
+def _png(width: int, height: int) -> bytes:
+    out = io.BytesIO()
+    Image.new("RGB", (width, height), (200, 30, 30)).save(out, "PNG")
+    return out.getvalue()
+
+
+SPRITE_CONFIG = """embeddings {
+  tensor_name: "%s"
+  tensor_path: "v/tensors.tsv"
+  sprite { image_path: "%s" %s }
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def sprites() -> Iterator[TestClient]:
+    """Embeddings whose sprites are fine, missing, not images, too large, or whose thumbnail
+    size is not a width and a height."""
+    surface = MemorySurface()
+    entries = [
+        ("fine", "fine.png", "single_image_dim: 2 single_image_dim: 3"),
+        ("missing", "nothing.png", "single_image_dim: 2 single_image_dim: 2"),
+        ("text", "text.png", "single_image_dim: 2 single_image_dim: 2"),
+        ("huge", "huge.png", "single_image_dim: 2 single_image_dim: 2"),
+        ("truncated", "truncated.png", "single_image_dim: 2 single_image_dim: 2"),
+        ("one_dim", "fine.png", "single_image_dim: 2"),
+        ("zero_dim", "fine.png", "single_image_dim: 0 single_image_dim: 4"),
+    ]
+    config = "".join(SPRITE_CONFIG % entry for entry in entries)
+    config += 'embeddings { tensor_name: "plain" tensor_path: "v/tensors.tsv" }\n'
+    surface.add_beside_file("./s", "projector_config.pbtxt", config.encode())
+    surface.add_beside_file("./s", "v/tensors.tsv", _tsv(VECTORS))
+    surface.add_beside_file("./s", "fine.png", _png(14, 21))
+    surface.add_beside_file("./s", "text.png", b"not an image at all")
+    surface.add_beside_file("./s", "huge.png", _png(SPRITE_SIDE + 1, 1))
+    surface.add_beside_file("./s", "truncated.png", _png(8, 8)[:20])
+    with route_client(surface) as client:
+        yield client
+
+
+def test_a_sprite_is_served_after_its_header_is_checked(sprites: TestClient) -> None:
+    answer = _get(sprites, "./s", "fine")
+    assert (answer["sprite"]["width"], answer["sprite"]["height"]) == (2, 3)
+    image = sprites.get("/api/v1/embedding/sprite", params={"run": "./s", "tag": "fine"})
+    assert image.status_code == 200 and image.content == _png(14, 21)
+
+
+@pytest.mark.parametrize(
+    ("tag", "status", "detail"),
+    [
+        ("missing", 404, "the sprite image 'nothing.png' of run './s' is not there"),
+        ("text", 422, "is not a PNG, JPEG or GIF image"),
+        ("huge", 422, f"is {SPRITE_SIDE + 1}x1 pixels, more than the {SPRITE_SIDE} a side"),
+        ("truncated", 422, "'truncated.png' of run './s' cannot be read"),
+        ("plain", 404, "the embedding 'plain' of run './s' has no sprite image"),
+        ("absent", 404, "has no embedding tag='absent'"),
+    ],
+)
+def test_a_sprite_that_cannot_be_drawn_is_refused(
+    sprites: TestClient, tag: str, status: int, detail: str
+) -> None:
+    answer = sprites.get("/api/v1/embedding/sprite", params={"run": "./s", "tag": tag})
+    assert answer.status_code == status
+    assert detail in answer.json()["detail"]
+
+
+@pytest.mark.parametrize("tag", ["one_dim", "zero_dim"])
+def test_a_thumbnail_size_that_is_no_width_and_height_is_said(
+    sprites: TestClient, tag: str
+) -> None:
+    answer = _get(sprites, "./s", tag)
+    assert "sprite" not in answer
+    assert "is not a width and height" in answer["sprite_note"]

@@ -29,6 +29,9 @@ THRESHOLDS = 21
 POINTS = 300
 MARKUP = "<b>x</b>"  # a label that must show as these characters, not as bold text
 LABELS = [MARKUP] + [f"word{i}" for i in range(1, POINTS)]
+PICTURES = 30
+SOLID = [(230, 20, 20), (20, 200, 40), (30, 60, 230), (240, 200, 0)]
+"""The colours of the thumbnails: picture i is all SOLID[i % 4]."""
 
 
 def _write(base: Path) -> None:
@@ -42,6 +45,12 @@ def _write(base: Path) -> None:
                 labels = rng.integers(0, 2, 80)
                 scores = np.clip(labels * 0.4 + rng.uniform(size=80) * 0.6, 0, 1)
                 writer.add_pr_curve("cat", labels, scores, step, num_thresholds=THRESHOLDS)
+            if run == "b":
+                vectors = torch.from_numpy(rng.normal(size=(PICTURES, 6)).astype(np.float32))
+                colours = np.array([SOLID[i % 4] for i in range(PICTURES)], np.float32) / 255
+                images = torch.from_numpy(np.tile(colours[:, :, None, None], (1, 1, 10, 10)))
+                writer.add_embedding(vectors, metadata=[f"p{i}" for i in range(PICTURES)],
+                                     label_img=images, tag="pictures", global_step=1)  # fmt: skip
             if run == "a":
                 vectors = torch.from_numpy(rng.normal(size=(POINTS, 8)).astype(np.float32))
                 rows = [[w, f"c{i % 3}", str(i / (POINTS - 1))] for i, w in enumerate(LABELS)]
@@ -61,7 +70,7 @@ def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
         def listed() -> bool:
             runs = {r["id"]: r["tags"] for r in get_json(f"{served}/api/v1/runs")["runs"]}
-            return "pr_curve" in runs.get("./b", {}) and "embedding" in runs.get("./a", {})
+            return "embedding" in runs.get("./b", {}) and "embedding" in runs.get("./a", {})
 
         wait_until(listed, timeout=120)
         yield served
@@ -108,6 +117,7 @@ def test_an_embedding_is_a_scatter_with_search_and_3d(board: BoardPage) -> None:
     page = board.page
     board.open("/embeddings")
     page.wait_for_selector(f"{card}[data-state='ready'][data-dims='2']", timeout=WAIT_MS)
+    page.locator(card).scroll_into_view_if_needed()  # hovered and zoomed by the mouse
     assert page.get_attribute(card, "data-points") == str(POINTS)
     assert page.evaluate("window.Plotly === undefined")  # 2-D never loads plotly.js
     # the point labelled MARKUP (row 0) is painted where the scatter says, and hovering it
@@ -154,3 +164,47 @@ def test_an_embedding_is_a_scatter_with_search_and_3d(board: BoardPage) -> None:
     assert (points["type"], points["n"], points["z"]) == ("scatter3d", POINTS, POINTS)
     assert matches["n"] == sum("word1" in label for label in LABELS)
     board.screenshot("embeddings-3d")
+
+
+def test_thumbnails_are_drawn_in_2d(board: BoardPage) -> None:
+    """An embedding written with ``label_img``: each point is its thumbnail (the centre of a
+    point drawn clear of the others has its picture's colour), until Thumbnails is unticked;
+    3-D says that thumbnails are drawn in 2-D."""
+    card = ".embedding-card[data-tag='pictures:00001']"
+    page = board.page
+    board.open("/embeddings")
+    page.wait_for_selector(f"{card}[data-state='ready'][data-dims='2']", timeout=WAIT_MS)
+    scatter = f"{card} .scatter2d"
+    assert page.get_attribute(scatter, "data-thumbnails") == "drawn"
+    centres = page.evaluate(
+        """([scatter, n]) => {
+            const box = document.querySelector(scatter);
+            const canvas = box.querySelector('canvas');
+            const r = canvas.getBoundingClientRect();
+            const ratio = canvas.width / r.width;
+            const ctx = canvas.getContext('2d');
+            return Array.from({length: n}, (_, i) => {
+                const at = box.scatter.pointAt(i);
+                const px = ctx.getImageData(Math.round((at.x - r.left) * ratio),
+                                            Math.round((at.y - r.top) * ratio), 1, 1).data;
+                return {x: at.x, y: at.y, rgb: [px[0], px[1], px[2]]};
+            });
+        }""",
+        [scatter, PICTURES],
+    )
+    clear = [
+        i
+        for i, a in enumerate(centres)
+        if all(max(abs(a["x"] - b["x"]), abs(a["y"] - b["y"])) > 26 for b in centres if b is not a)
+    ]
+    assert clear, "no point drawn clear of the others"
+    for i in clear:
+        assert np.abs(np.subtract(centres[i]["rgb"], SOLID[i % 4])).max() <= 8, i
+    board.screenshot("embeddings-thumbnails")
+    draws = int(page.get_attribute(card, "data-draws"))
+    page.uncheck(f"{card} .embedding-thumbnails")
+    page.wait_for_selector(f"{card}[data-draws='{draws + 1}']")
+    assert page.get_attribute(scatter, "data-thumbnails") == "none"
+    page.click(f"{card} [data-dims='3']")
+    page.wait_for_selector(f"{card}[data-dims='3'][data-state='ready']")
+    assert "Thumbnails are drawn in 2-D." in page.text_content(f"{card} .card-note")

@@ -9,6 +9,13 @@ components, with the metadata columns of those rows. Coordinates travel as base6
 parsing. What a file holds that cannot be shown is counted in the answer, or, when nothing
 can be shown, a 422 naming the file and why.
 
+An embedding written with thumbnails (``add_embedding(label_img=...)``: a sprite image
+tiling one thumbnail per row of the tensors file, left to right and top to bottom) has a
+``sprite`` in its answer: the thumbnail's width and height and the tensors row of each
+point shown (base64 uint32), and ``/api/v1/embedding/sprite`` serves the image itself,
+checked first: a PNG, JPEG or GIF of at most :data:`SPRITE_SIDE` pixels a side (the
+projector's own bound), its size read from its header alone.
+
 Reading and projecting 100,000 vectors takes most of a second (parsing the text is the
 floor), so the last few answers are kept by the bytes they were made from, and once the
 first loading pass is done the newest runs' embeddings are projected ahead: opening the
@@ -19,12 +26,15 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import io
 import threading
 from collections import OrderedDict
 from typing import Annotated, Any
 
+import numpy as np
 from fastapi import APIRouter, Query
 from fastapi.responses import Response
+from PIL import Image
 
 from sumlens.board.api.projector import (
     MAX_POINTS,
@@ -39,15 +49,20 @@ from sumlens.board.errors import BoardError, NotFound, ValueUnreadable
 from sumlens.board.projector_config import (
     CONFIG_FILE,
     CONFIG_LIMIT,
+    EmbeddingInfo,
     embedding_tag,
     parse_config,
 )
-from sumlens.board.responses import json_response
+from sumlens.board.responses import image_media_type, json_response
 
 TENSORS_LIMIT = 256 << 20
 """Bytes of a ``tensors.tsv`` read at most."""
 METADATA_LIMIT = 64 << 20
 """Bytes of a ``metadata.tsv`` read at most."""
+SPRITE_LIMIT = 64 << 20
+"""Bytes of a sprite image read at most."""
+SPRITE_SIDE = 8192
+"""Pixels a side of a sprite image served at most (TensorBoard's projector's bound)."""
 CACHED_ANSWERS = 4
 """Encoded answers kept (each up to a few MB at 100,000 points)."""
 WARMED = 4
@@ -96,8 +111,9 @@ class _Answers:
                 self._answers.popitem(last=False)
 
 
-def _answer(surface: ReadSurface, answers: _Answers, run: str, tag: str, points: int) -> bytes:
-    """The encoded ``/embedding`` answer of ``tag`` in ``run`` (see the module docstring)."""
+def _info(surface: ReadSurface, run: str, tag: str) -> tuple[bytes, EmbeddingInfo]:
+    """The projector config of ``run`` and its entry for ``tag``; a 404 or 422 saying why
+    there is none."""
     config = _read(surface, run, CONFIG_FILE, CONFIG_LIMIT, "projector config")
     if config is None:
         if not surface.has_run(run):
@@ -111,6 +127,12 @@ def _answer(surface: ReadSurface, answers: _Answers, run: str, tag: str, points:
     if info is None:
         listed = [embedding_tag(i) for i in infos if i.tensor_path][:20]
         raise NotFound(f"run={run!r} has no embedding tag={tag!r}; embeddings: {listed}")
+    return config, info
+
+
+def _answer(surface: ReadSurface, answers: _Answers, run: str, tag: str, points: int) -> bytes:
+    """The encoded ``/embedding`` answer of ``tag`` in ``run`` (see the module docstring)."""
+    config, info = _info(surface, run, tag)
     tensors = _read(surface, run, info.tensor_path, TENSORS_LIMIT, "tensors file")
     if tensors is None:
         raise NotFound(f"the tensors file {info.tensor_path!r} of run {run!r} is not there")
@@ -146,6 +168,7 @@ def _answer(surface: ReadSurface, answers: _Answers, run: str, tag: str, points:
         "variance": shares,
         "coords": base64.b64encode(coords.tobytes()).decode("ascii"),
         **_metadata(info.metadata_path, metadata, vectors.rows[shown]),
+        **_sprite(info, vectors.rows[shown]),
     }
     answer = bytes(json_response(body).body)
     answers.put(key, answer)
@@ -188,7 +211,59 @@ def make_embedding_router(surface: ReadSurface) -> APIRouter:
     ) -> Response:
         return Response(_answer(surface, answers, run, tag, points), media_type="application/json")
 
+    @router.get("/embedding/sprite", summary="The thumbnails of an embedding's points, tiled")
+    def sprite(
+        run: Annotated[str, Query(description="run id, e.g. ./ or ./a/b")],
+        tag: Annotated[str, Query(description="the embedding's tensor name, e.g. default:00000")],
+    ) -> Response:
+        _, info = _info(surface, run, tag)
+        path = info.sprite.image_path
+        if not path:
+            raise NotFound(f"the embedding {tag!r} of run {run!r} has no sprite image")
+        data = _read(surface, run, path, SPRITE_LIMIT, "sprite image")
+        if data is None:
+            raise NotFound(f"the sprite image {path!r} of run {run!r} is not there")
+        return Response(data, media_type=_checked_sprite(data, f"{path!r} of run {run!r}"))
+
     return router
+
+
+def _sprite(info: EmbeddingInfo, rows: Any) -> dict[str, Any]:
+    """The ``sprite`` of an answer (see the module docstring): none without a sprite
+    image, a ``sprite_note`` when its thumbnail size is not two positive numbers."""
+    if not info.sprite.image_path:
+        return {}
+    dims = list(info.sprite.single_image_dim)
+    if len(dims) != 2 or not all(0 < d <= SPRITE_SIDE for d in dims):
+        return {"sprite_note": f"its sprite's thumbnail size {dims} is not a width and height"}
+    rows = np.ascontiguousarray(rows, dtype="<u4")
+    return {
+        "sprite": {
+            "width": dims[0],
+            "height": dims[1],
+            "rows": base64.b64encode(rows.tobytes()).decode("ascii"),
+        }
+    }
+
+
+def _checked_sprite(data: bytes, where: str) -> str:
+    """The media type of the sprite image ``data``; a 422 naming ``where`` when it is not
+    an image a browser shows or is larger than :data:`SPRITE_SIDE` a side (read from its
+    header: nothing is decoded)."""
+    media = image_media_type(data)
+    if media is None:
+        raise ValueUnreadable(f"the sprite image {where} is not a PNG, JPEG or GIF image")
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            width, height = image.size
+    except (OSError, ValueError, Image.DecompressionBombError) as err:
+        raise ValueUnreadable(f"the sprite image {where} cannot be read: {err}") from None
+    if max(width, height) > SPRITE_SIDE:
+        raise ValueUnreadable(
+            f"the sprite image {where} is {width}x{height} pixels, more than the "
+            f"{SPRITE_SIDE} a side the embeddings view draws"
+        )
+    return media
 
 
 def _metadata(path: str, data: bytes | None, rows: Any) -> dict[str, Any]:

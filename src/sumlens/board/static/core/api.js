@@ -40,8 +40,8 @@ export function newController(owner) {
   return owner.controller;
 }
 
-/** GET `path` under /api/v1 with `params` ([name, value] pairs) as JSON; an ApiError if not ok. */
-export async function getJSON(path, params, signal) {
+/** GET `path` under /api/v1 with `params` ([name, value] pairs); an ApiError if not ok. */
+async function fetchOk(path, params, signal) {
   // no-cache: revalidate every time, so polling never shows a stale run list, nor a live
   // run a stale answer.
   const response = await fetch(apiUrl(path, params), { signal, cache: 'no-cache' });
@@ -55,10 +55,19 @@ export async function getJSON(path, params, signal) {
     }
     throw new ApiError(response.status, detail);
   }
-  return response.json();
+  return response;
 }
 
-/** GET /api/v1/runs: every run with its tags, status and damage, plus the list's version. */
+/** GET `path` under /api/v1 with `params` ([name, value] pairs) as JSON; an ApiError if not ok. */
+export async function getJSON(path, params, signal) {
+  return (await fetchOk(path, params, signal)).json();
+}
+
+/** GET `path` under /api/v1 with `params` as a Blob (an image); an ApiError if not ok. */
+export async function getBlob(path, params, signal) {
+  return (await fetchOk(path, params, signal)).blob();
+}
+
 export function fetchRuns(signal) {
   return getJSON('runs', [], signal);
 }

@@ -5,8 +5,11 @@
 // typed. The 2-D scatter is a canvas of our own (scatter2d.js: plotly.js is not loaded
 // for it); the 3-D one is plotly's, loaded when 3-D is picked. Labels come from files:
 // the canvas shows them as text, plotly gets them escaped (plotlyText), never as markup.
+// An embedding with thumbnails (add_embedding's label_img: a sprite image, from
+// /embedding/sprite) draws each point as its thumbnail in 2-D, framed in its colour, while
+// "Thumbnails" is ticked; plotly's 3-D scatter has no image markers, so 3-D draws points.
 
-import { getJSON, newController } from '../core/api.js';
+import { getBlob, getJSON, newController } from '../core/api.js';
 import { el, formatCount, plotlyText, plural } from '../core/dom.js';
 import { PLOT_CONFIG, loadPlotly } from '../plots/plotly.js';
 import { PluginView } from '../pluginview/pluginview.js';
@@ -26,6 +29,14 @@ export function decodeCoords(base64, count) {
     axes[2][i] = all[3 * i + 2];
   }
   return axes;
+}
+
+/** A base64 string of little-endian uint32 as an array. */
+export function decodeRows(base64) {
+  const text = atob(base64);
+  const bytes = new Uint8Array(text.length);
+  for (let i = 0; i < text.length; i += 1) bytes[i] = text.charCodeAt(i);
+  return new Uint32Array(bytes.buffer);
 }
 
 /** A column's cell of point `i` as text. */
@@ -76,6 +87,11 @@ class EmbeddingCard {
       type: 'search', class: 'embedding-search', placeholder: 'Search labels',
       'aria-label': 'Search labels', oninput: () => this.draw(),
     });
+    this.thumbPick = el('input', {
+      type: 'checkbox', checked: true, class: 'embedding-thumbnails',
+      onchange: () => this.draw(),
+    });
+    this.thumbLabel = el('label', { class: 'muted', hidden: true }, this.thumbPick, ' Thumbnails');
     this.count = el('span', { class: 'count muted' });
     this.flat = new Scatter2D();
     this.scene = el('div', { class: 'plot embedding-plot embedding-scene', hidden: true });
@@ -88,7 +104,7 @@ class EmbeddingCard {
       el('div', { class: 'embedding-controls' },
         el('div', { class: 'segmented', role: 'group', 'aria-label': 'Dimensions' },
           ...this.dimButtons),
-        el('label', { class: 'muted' }, 'Colour ', this.colourPick), this.search),
+        el('label', { class: 'muted' }, 'Colour ', this.colourPick), this.thumbLabel, this.search),
       this.flat.element,
       this.scene,
       this.note,
@@ -132,6 +148,7 @@ class EmbeddingCard {
     this.stale = false;
     const controller = newController(this);
     this.element.dataset.state = 'loading';
+    this.spriteNote = '';
     try {
       const params = [['run', this.run], ['tag', this.tag]];
       const answer = await getJSON('embedding', params, controller.signal);
@@ -149,11 +166,37 @@ class EmbeddingCard {
         ...colourable.map(([c, i]) => el('option', { value: String(i), text: c.name })),
       );
       this.colourPick.value = String(this.colourBy);
+      if (answer.sprite) {
+        answer.thumbnails = await this.#thumbnails(answer.sprite, controller.signal);
+      }
+      if (controller.signal.aborted) return;
+      this.thumbLabel.hidden = !answer.thumbnails;
       await this.draw();
     } catch (err) {
       if (err.name === 'AbortError') return;
       this.note.textContent = `Could not load ${this.tag}: ${err.message}`;
       this.element.dataset.state = 'error';
+    }
+  }
+
+  /**
+   * The sprite image of this embedding and where each point's thumbnail lies in it; null
+   * (said in the note) when the image cannot be shown.
+   */
+  async #thumbnails(sprite, signal) {
+    try {
+      const params = [['run', this.run], ['tag', this.tag]];
+      const blob = await getBlob('embedding/sprite', params, signal);
+      const image = await createImageBitmap(blob);
+      const perRow = Math.floor(image.width / sprite.width);
+      const rows = Math.floor(image.height / sprite.height);
+      if (!perRow || !rows) throw new Error('the sprite image is smaller than one thumbnail');
+      return { image, width: sprite.width, height: sprite.height, perRow, count: perRow * rows,
+        rows: decodeRows(sprite.rows) };
+    } catch (err) {
+      if (err.name === 'AbortError') throw err;
+      this.spriteNote = `Thumbnails: ${err.message}.`;
+      return null;
     }
   }
 
@@ -172,7 +215,8 @@ class EmbeddingCard {
     } else {
       const [x, y] = answer.axes;
       const colours = pointColours(answer.columns[this.colourBy], answer.shown);
-      this.flat.setData({ x, y, ...colours, labels: answer.labels, matches: hits });
+      const thumbnails = this.thumbPick.checked ? answer.thumbnails : null;
+      this.flat.setData({ x, y, ...colours, labels: answer.labels, matches: hits, thumbnails });
     }
     this.draws += 1;
     Object.assign(this.element.dataset, {
@@ -221,6 +265,9 @@ class EmbeddingCard {
     if (a.shown < a.rows) notes.push(`${formatCount(a.shown)} points sampled of ${formatCount(a.rows)}.`);
     if (a.skipped_rows) notes.push(`${plural(a.skipped_rows, 'row')} skipped: ${a.skipped_reason}.`);
     if (a.metadata_note) notes.push(`Metadata: ${a.metadata_note}.`);
+    if (a.sprite_note) notes.push(`Thumbnails: ${a.sprite_note}.`);
+    if (this.spriteNote) notes.push(this.spriteNote);
+    if (a.thumbnails && this.dims === 3) notes.push('Thumbnails are drawn in 2-D.');
     this.note.textContent = notes.join(' ');
   }
 }

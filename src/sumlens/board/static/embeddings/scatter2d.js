@@ -6,7 +6,10 @@
 // top, axes PC1 and PC2 with tick values, and a colour bar for a number column. The wheel
 // zooms around the cursor, a drag pans, a double-click resets. The point nearest the
 // pointer is looked up in a grid of screen cells (built on the first hover after each
-// drawing) and its label shown in a tooltip as text.
+// drawing) and its label shown in a tooltip as text. With thumbnails (a sprite image
+// tiling one per tensors row), each point in view is its thumbnail, THUMB px on its longer
+// side and framed in its colour, as long as at most THUMB_LIMIT points are in view (more
+// would take a frame longer than a drag allows: zooming in shows them).
 
 import { el, perFrame } from '../core/dom.js';
 import { chartColours, onThemeChange } from '../core/theme.js';
@@ -23,6 +26,8 @@ const PAD = 0.04; // share of the points' extent left around them
 const CELL = 16; // hover grid cell, CSS px
 const REACH = 12; // farthest a hovered point may be from the pointer, CSS px
 const MIN_SPAN = 1e-6; // the narrowest view, a share of the whole
+const THUMB = 24; // a thumbnail's longer side, CSS px
+const THUMB_LIMIT = 20000; // points in view up to which thumbnails are drawn
 
 /**
  * Indices 0..keys.length-1 grouped by key (a counting sort; a key of -1 is left out):
@@ -86,17 +91,20 @@ export class Scatter2D {
 
   /**
    * Draw point i at (x[i], y[i]) in colours[index[i]], with labels[i] on hover; `matches`
-   * (point indices) ringed; `scale` ({name, min, max} or null) a Viridis colour bar. The
-   * zoom is kept while x and y are the same arrays.
+   * (point indices) ringed; `scale` ({name, min, max} or null) a Viridis colour bar;
+   * `thumbnails` ({image, width, height, perRow, count, rows}: point i's thumbnail is
+   * number rows[i] of the image, row by row) or null. The zoom is kept while x and y are
+   * the same arrays.
    */
-  setData({ x, y, index, colours, labels, matches, scale }) {
+  setData({ x, y, index, colours, labels, matches, scale, thumbnails = null }) {
     if (x !== this.data?.x || y !== this.data?.y) {
       const [x0, x1] = padded(x);
       const [y0, y1] = padded(y);
       this.home = { x0, x1, y0, y1 };
       this.view = { ...this.home };
     }
-    this.data = { x, y, colours, labels, matches, byColour: groupBy(index, colours.length) };
+    this.data = { x, y, colours, labels, matches, thumbnails,
+      byColour: groupBy(index, colours.length) };
     this.#showBar(scale);
     this.tip.hidden = true;
     this.#layout();
@@ -168,16 +176,12 @@ export class Scatter2D {
     ctx.beginPath();
     ctx.rect(area.left, area.top, area.right - area.left, area.bottom - area.top);
     ctx.clip();
-    ctx.globalAlpha = 0.8;
-    const half = SIZE / 2;
-    const { starts, members } = data.byColour;
-    data.colours.forEach((colour, c) => {
-      ctx.fillStyle = colour;
-      for (let k = starts[c]; k < starts[c + 1]; k += 1) {
-        const i = members[k];
-        if (this.#inside(sx[i], sy[i])) ctx.fillRect(sx[i] - half, sy[i] - half, SIZE, SIZE);
-      }
-    });
+    let inView = 0;
+    for (let i = 0; i < n; i += 1) if (this.#inside(sx[i], sy[i])) inView += 1;
+    const thumbnails = data.thumbnails && inView <= THUMB_LIMIT ? data.thumbnails : null;
+    if (thumbnails) this.#drawThumbnails(ctx, sx, sy, thumbnails);
+    else this.#drawSquares(ctx, sx, sy);
+    this.element.dataset.thumbnails = thumbnails ? 'drawn' : data.thumbnails ? 'too many' : 'none';
     ctx.globalAlpha = 1;
     ctx.strokeStyle = MATCH;
     ctx.lineWidth = 2;
@@ -190,6 +194,49 @@ export class Scatter2D {
     ctx.restore();
     this.screen = { sx, sy };
     this.grid = null; // built on the next hover
+  }
+
+  /** Each point in the plotting area as a square of its colour. */
+  #drawSquares(ctx, sx, sy) {
+    const { data } = this;
+    ctx.globalAlpha = 0.8;
+    const half = SIZE / 2;
+    const { starts, members } = data.byColour;
+    data.colours.forEach((colour, c) => {
+      ctx.fillStyle = colour;
+      for (let k = starts[c]; k < starts[c + 1]; k += 1) {
+        const i = members[k];
+        if (this.#inside(sx[i], sy[i])) ctx.fillRect(sx[i] - half, sy[i] - half, SIZE, SIZE);
+      }
+    });
+  }
+
+  /** Each point in the plotting area as its thumbnail framed in its colour (a square where
+   * the sprite has no thumbnail for its row). */
+  #drawThumbnails(ctx, sx, sy, { image, width, height, perRow, count, rows }) {
+    const { data } = this;
+    const scale = THUMB / Math.max(width, height);
+    const [w, h] = [width * scale, height * scale];
+    const { starts, members } = data.byColour;
+    ctx.globalAlpha = 1;
+    ctx.lineWidth = 1;
+    data.colours.forEach((colour, c) => {
+      ctx.fillStyle = colour;
+      ctx.strokeStyle = colour;
+      for (let k = starts[c]; k < starts[c + 1]; k += 1) {
+        const i = members[k];
+        if (!this.#inside(sx[i], sy[i])) continue;
+        const at = rows[i];
+        if (at >= count) {
+          ctx.fillRect(sx[i] - SIZE / 2, sy[i] - SIZE / 2, SIZE, SIZE);
+          continue;
+        }
+        const [left, top] = [sx[i] - w / 2, sy[i] - h / 2];
+        ctx.drawImage(image, (at % perRow) * width, Math.floor(at / perRow) * height,
+          width, height, left, top, w, h);
+        ctx.strokeRect(left - 0.5, top - 0.5, w + 1, h + 1);
+      }
+    });
   }
 
   /** The frame, grid lines, tick values and the axes' names PC1 and PC2. */
