@@ -387,11 +387,21 @@ def _snapshot(args: argparse.Namespace) -> int:
     from sumlens.board.server.app import plotly_js
     from sumlens.board.settings import BoardSettingsError
     from sumlens.board.snapshot.build import build
+    from sumlens.board.snapshot.content import check_smoothing
 
     try:
         out = _checked_output(args)
+        check_smoothing(args.smoothing, args.smoothing_method)
         with _read_base(args) as (loader, notes):
-            page = build(loader, notes, plotly_js(), run_regex=args.runs, tag_regex=args.tags)
+            page = build(
+                loader,
+                notes,
+                plotly_js(),
+                run_regex=args.runs,
+                tag_regex=args.tags,
+                smoothing=args.smoothing,
+                method=args.smoothing_method,
+            )
         out.write_text(page, encoding="utf-8")
     except (BoardSettingsError, BoardError) as err:
         return _fail(str(err), "snapshot")
@@ -486,6 +496,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         "snapshot", help="write one self-contained HTML file of runs' charts and images"
     )
     _selection_options(snapshot, DEFAULT_WORKSPACE)
+    snapshot.add_argument(
+        "--smoothing",
+        type=float,
+        default=0.0,
+        metavar="W",
+        help="smooth the charts as the Scalars view does, weight in [0, 1) (default 0: none)",
+    )
+    snapshot.add_argument("--smoothing-method", choices=("ema", "average"), default="ema")
     upload = commands.add_parser(
         "upload", help="upload the spool a writer to object storage left (killed, store down)"
     )

@@ -15,14 +15,14 @@ import orjson
 import pytest
 from helpers.snapshot_runs import IMAGE_TAG, loss, write_runs, written_images
 
-from sumlens.board.api.curves import pick
+from sumlens.board.api.curves import pick, smooth
 from sumlens.board.data.annotations import Annotation
 from sumlens.board.data.loader import Loader
 from sumlens.board.errors import NotFound, PatternError, QueryError
 from sumlens.board.server.app import plotly_js
 from sumlens.board.snapshot.build import build
 from sumlens.board.snapshot.content import Limits, collect
-from sumlens.board.snapshot.page import theme_css
+from sumlens.board.snapshot.page import footer, theme_css
 from sumlens.cli import main
 
 RUNS = ["seed0", "seed1", "other"]
@@ -81,6 +81,26 @@ def test_series_are_downsampled_as_the_server_does(loader: Loader) -> None:
         assert series["total"] == STEPS and series["shown"] == chosen.size <= 100
         assert np.array_equal(series["step"], steps[chosen])
         assert np.array_equal(series["value"], values[chosen].astype(np.float64))
+
+
+@pytest.mark.parametrize("method", ["ema", "average"])
+def test_smoothing_is_the_scalars_views_on_every_point(loader: Loader, method: str) -> None:
+    """With a weight, each series holds its values smoothed on every point (as the Scalars
+    view smooths them), then picked at the downsampled steps; the footer says so."""
+    data = collect(loader, {}, runs=["./seed1"], tags=["loss"], limits=Limits(points=100),
+                   smoothing=0.9, method=method)  # fmt: skip
+    (series,) = data["scalars"][0]["series"]
+    steps = np.arange(STEPS)
+    values = loss(steps, 1).astype(np.float64)
+    chosen = pick(steps, values, 100)
+    np.testing.assert_allclose(series["smoothed"], smooth(values, 0.9, method)[chosen])
+    assert np.array_equal(series["value"], values[chosen])
+    assert data["smoothing"] == {"weight": 0.9, "method": method}
+    words = {"ema": "exponential moving average", "average": "moving average"}[method]
+    assert f"Smoothed by {words} with weight 0.9 on every point" in footer(data)
+    plain = collect(loader, {}, runs=["./seed1"], tags=["loss"])
+    assert "smoothed" not in plain["scalars"][0]["series"][0]
+    assert "Smoothed" not in footer(plain)
 
 
 def test_images_are_spread_over_the_kept_steps_and_bounded(loader: Loader, base: Path) -> None:
@@ -152,6 +172,10 @@ def test_bad_selections_are_refused_by_name(loader: Loader) -> None:
         collect(loader, {}, tag_regex="zzz")
     with pytest.raises(QueryError, match=r"holds 6 scalar series: a snapshot holds at most 3"):
         collect(loader, {}, limits=Limits(series=3))
+    with pytest.raises(QueryError, match=r"smoothing=1.0 is not a weight in \[0, 1\)"):
+        collect(loader, {}, smoothing=1.0)
+    with pytest.raises(QueryError, match=r"method='median' is not one of ema, average"):
+        collect(loader, {}, smoothing=0.5, method="median")  # type: ignore[arg-type]
 
 
 def test_the_command_writes_one_file(
@@ -165,11 +189,16 @@ def test_the_command_writes_one_file(
     assert [tag["tag"] for tag in data["scalars"]] == ["loss"]
     assert [tag["tag"] for tag in data["images"]] == [IMAGE_TAG]
     assert {s["run"] for s in data["images"][0]["series"]} == {"./seed0", "./seed1"}
+    assert main([*argv, "--tags", "^loss$", "--smoothing", "0.6", "-o", str(out)]) == 0
+    smoothed = _data(out.read_text(encoding="utf-8"))
+    assert smoothed["smoothing"] == {"weight": 0.6, "method": "ema"}
+    assert all("smoothed" in series for series in smoothed["scalars"][0]["series"])
 
     for extra, said in (
         (["--tags", "(a", "-o", str(out)], "--tags='(a' is not a regular expression"),
         (["--runs", "nothing", "-o", str(out)], "no run id matches 'nothing'"),
         (["-o", str(tmp_path / "no" / "r.html")], "does not exist"),
+        (["--smoothing", "1.5", "-o", str(out)], "smoothing=1.5 is not a weight in [0, 1)"),
     ):
         assert main([*argv, *extra]) == 1
         err = capsys.readouterr().err

@@ -1,7 +1,8 @@
 """A snapshot made with the Scalars view's "Snapshot" button, opened from disk in real
 Chromium with the server stopped and the network blocked: the charts draw the points the
-runs recorded in the colours the dashboard gave them, the images are the bytes written, the
-runs' tags and notes are shown, and the page asks for nothing but its own file."""
+runs recorded in the colours the dashboard gave them, smoothed as the view was (the raw
+points faint beneath), the images are the bytes written, the runs' tags and notes are
+shown, and the page asks for nothing but its own file."""
 
 from __future__ import annotations
 
@@ -19,12 +20,14 @@ from helpers.board_page import WAIT_MS, BoardPage
 from helpers.snapshot_runs import IMAGE_TAG, loss, write_runs, written_images
 from playwright.sync_api import Browser, Route
 
+from sumlens.board.api.curves import smooth
 from sumlens.board.settings import BoardSettings
 
 RUNS = ["seed0", "seed1"]
 IDS = [f"./{run}" for run in RUNS]
 STEPS = 300  # under the snapshot's points per series: every point is in the file
 NOTE = {"tags": ["baseline", "lr=0.1"], "note": "the first seed", "colour": None}
+SMOOTHING = 0.6
 
 _SWATCHES = """() => {
     const hex = (css) => '#' + css.match(/\\d+/g).slice(0, 3)
@@ -34,7 +37,8 @@ _SWATCHES = """() => {
                       hex(getComputedStyle(li.querySelector('.swatch')).backgroundColor)]));
 }"""
 _TRACES = """(tag) => document.querySelector(`.chart[data-tag="${tag}"]`).data.map(
-    (t) => ({ name: t.name, x: [...t.x], y: [...t.y], colour: t.line.color }))"""
+    (t) => ({ name: t.name, x: [...t.x], y: [...t.y], colour: t.line.color,
+              raw: t.opacity !== undefined }))"""
 _FIGURES = """(tag) => [...document.querySelectorAll(`.card[data-tag="${tag}"] figure`)].map(
     (f) => ({ run: f.dataset.run, step: Number(f.dataset.step),
               src: f.querySelector('img').src, shown: f.querySelector('img').naturalWidth }))"""
@@ -58,7 +62,7 @@ def _download_snapshot(
         )
         context.set_default_timeout(WAIT_MS)
         board = BoardPage(context.new_page(), url, artifacts)
-        board.open("/scalars?" + "&".join(f"run={run}" for run in IDS))
+        board.open(f"/scalars?smoothing={SMOOTHING}&" + "&".join(f"run={run}" for run in IDS))
         board.wait_drawn("loss")
         colours = board.page.evaluate(_SWATCHES)
         with board.page.expect_download() as download:
@@ -103,14 +107,19 @@ def test_a_snapshot_opens_from_disk_offline(
         page.wait_for_selector(f'.chart[data-tag="{tag}"] .main-svg')
 
     steps = np.arange(STEPS)
-    traces = {t["name"]: t for t in page.evaluate(_TRACES, "loss")}
-    assert sorted(traces) == IDS
+    drawn = page.evaluate(_TRACES, "loss")
+    raw = {t["name"]: t for t in drawn if t["raw"]}
+    smoothed = {t["name"]: t for t in drawn if not t["raw"]}
+    assert sorted(raw) == sorted(smoothed) == IDS
     for seed, run in enumerate(IDS):
-        assert traces[run]["x"] == steps.tolist()
-        assert traces[run]["y"] == loss(steps, seed).astype(np.float64).tolist()
-        assert traces[run]["colour"] == colours[run]  # as the dashboard showed it
-    lr = {t["name"]: t["y"] for t in page.evaluate(_TRACES, "lr")}
+        values = loss(steps, seed).astype(np.float64)
+        assert raw[run]["x"] == smoothed[run]["x"] == steps.tolist()
+        assert raw[run]["y"] == values.tolist()
+        np.testing.assert_allclose(smoothed[run]["y"], smooth(values, SMOOTHING), rtol=1e-12)
+        assert raw[run]["colour"] == smoothed[run]["colour"] == colours[run]  # as shown
+    lr = {t["name"]: t["y"] for t in page.evaluate(_TRACES, "lr") if t["raw"]}
     assert lr["./seed1"][:101] == [np.float32(0.1).item()] * 100 + [np.float32(0.05).item()]
+    assert f"weight {SMOOTHING:g} on every point" in page.inner_text("footer")
 
     written = {run: written_images(base / run.removeprefix("./")) for run in IDS}
     figures = page.evaluate(_FIGURES, IMAGE_TAG)

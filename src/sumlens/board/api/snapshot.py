@@ -1,7 +1,7 @@
 """``GET /api/v1/snapshot``: the shareable snapshot of some runs and tags, as a download.
 
-The Scalars view's "Snapshot" button asks for the runs and tags it shows; the answer is the
-HTML file ``sumlens snapshot`` writes for the same choice (one builder,
+The Scalars view's "Snapshot" button asks for the runs and tags it shows, with its smoothing;
+the answer is the HTML file ``sumlens snapshot`` writes for the same choice (one builder,
 :func:`sumlens.board.snapshot.build.build`): charts, images, colours and annotations in one
 file that opens with no server and no network.
 """
@@ -18,6 +18,7 @@ from fastapi.responses import Response
 from sumlens.board.data.annotations import AnnotationStore
 from sumlens.board.data.surface import ReadSurface
 from sumlens.board.snapshot.build import build
+from sumlens.board.snapshot.content import check_smoothing
 
 FILE_NAME = "sumlens-snapshot.html"
 
@@ -34,7 +35,10 @@ def make_snapshot_router(
         run_regex: Annotated[str | None, Query(description="runs whose id matches")] = None,
         tag: Annotated[list[str], Query(description="tags (repeatable)")] = [],  # noqa: B006
         tag_regex: Annotated[str | None, Query(description="tags that match")] = None,
+        smoothing: Annotated[float, Query(ge=0.0, lt=1.0, description="weight in [0, 1)")] = 0.0,
+        method: Annotated[str, Query(description="ema or average")] = "ema",
     ) -> Response:
+        check_smoothing(smoothing, method)
         page = build(
             surface,
             annotations.all(),
@@ -43,6 +47,8 @@ def make_snapshot_router(
             run_regex=run_regex,
             tags=tag,
             tag_regex=tag_regex,
+            smoothing=smoothing,
+            method=method,  # type: ignore[arg-type]
         )
         return Response(
             page,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from sumlens.board.api.curves import Method
 from sumlens.board.data.annotations import Annotation
 from sumlens.board.data.surface import ReadSurface
 from sumlens.board.snapshot.content import Limits, collect
@@ -21,6 +22,8 @@ def build(
     tags: list[str] | None = None,
     tag_regex: str | None = None,
     limits: Limits | None = None,
+    smoothing: float = 0.0,
+    method: Method = "ema",
 ) -> str:
     """The snapshot page of the chosen runs and tags of ``surface`` (see
     :func:`~sumlens.board.snapshot.content.collect` for the choice and its errors)."""
@@ -32,5 +35,7 @@ def build(
         tags=tags,
         tag_regex=tag_regex,
         limits=limits,
+        smoothing=smoothing,
+        method=method,
     )
     return render(data, surface.status()["base_dir"], plotly_js)

@@ -7,6 +7,10 @@ scalar_series`: min-max buckets on the full series, first and last point kept), 
 shows in the file as on the page. Images are the kept samples, evenly spread over each
 series' steps, embedded as ``data:`` URIs.
 
+With a smoothing weight, each series also holds its smoothed values, smoothed on every
+point before the downsampling as the Scalars view smooths them (:mod:`~sumlens.board.api.
+curves`), so the file shows the curve the page showed.
+
 The file stays small enough to mail: :class:`Limits` bounds the points per series, the
 images per series and all image bytes; a selection of more scalar series than it allows is
 refused (:class:`~sumlens.board.errors.QueryError`), and images past the byte bound are left
@@ -21,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from sumlens.board.api.curves import METHODS, Method
 from sumlens.board.api.query import compile_pattern, select
 from sumlens.board.api.scalar_series import scalar_series
 from sumlens.board.api.xaxis import XAxis
@@ -43,6 +48,19 @@ class Limits:
     """All embedded images together, as stored (before base64)."""
     series: int = 2000
     """Scalar series; a larger selection is refused."""
+
+
+SERIES_FIELDS = ("run", "rank", "total", "shown", "step", "value")
+"""What a snapshot keeps of each scalar series (and ``smoothed`` when smoothing)."""
+
+
+def check_smoothing(weight: float, method: str) -> None:
+    """Refuse a smoothing weight outside [0, 1) or a method other than :data:`METHODS`
+    (a :class:`QueryError` naming the value), before anything is read."""
+    if not 0.0 <= weight < 1.0:
+        raise QueryError(f"smoothing={weight!r} is not a weight in [0, 1)")
+    if method not in METHODS:
+        raise QueryError(f"method={method!r} is not one of {', '.join(METHODS)}")
 
 
 def _run_ids(surface: ReadSurface, runs: list[str], run_regex: str | None) -> list[str]:
@@ -119,11 +137,15 @@ def collect(
     tags: list[str] | None = None,
     tag_regex: str | None = None,
     limits: Limits | None = None,
+    smoothing: float = 0.0,
+    method: Method = "ema",
 ) -> dict[str, Any]:
     """The snapshot's data (its page reads it as JSON): runs with their ranks and
-    annotations, scalar series per tag, image series per tag, the limits and what was left
-    out. A selection with no series, or with more scalar series than ``limits`` allows, is a
-    :class:`QueryError` naming the selection."""
+    annotations, scalar series per tag (smoothed by ``smoothing`` and ``method`` as the
+    Scalars view smooths them, when the weight is not 0), image series per tag, the limits
+    and what was left out. A selection with no series, or with more scalar series than
+    ``limits`` allows, is a :class:`QueryError` naming the selection."""
+    check_smoothing(smoothing, method)
     limits = limits or Limits()
     names = _run_ids(surface, list(runs or []), run_regex)
     tag_pattern = compile_pattern("tag_regex", tag_regex)
@@ -136,12 +158,11 @@ def collect(
             f"{limits.series:,}; choose fewer runs or tags"
         )
     scalars: dict[str, list[dict[str, Any]]] = {}
+    fields = (*SERIES_FIELDS, "smoothed") if smoothing else SERIES_FIELDS
     for ref in refs:
-        entry = scalar_series(surface, ref, XAxis("step"), limits.points, 0.0, "ema", False)
+        entry = scalar_series(surface, ref, XAxis("step"), limits.points, smoothing, method, False)
         if entry is not None:
-            scalars.setdefault(ref.tag, []).append(
-                {k: entry[k] for k in ("run", "rank", "total", "shown", "step", "value")}
-            )
+            scalars.setdefault(ref.tag, []).append({k: entry[k] for k in fields})
     budget = _ImageBudget(limits)
     images: dict[str, list[dict[str, Any]]] = {}
     entries = {entry["id"]: entry for entry in surface.runs()}
@@ -178,6 +199,7 @@ def collect(
         "scalars": [{"tag": tag, "series": scalars[tag]} for tag in sorted(scalars)],
         "images": [{"tag": tag, "series": images[tag]} for tag in sorted(images)],
         "limits": asdict(limits),
+        "smoothing": {"weight": smoothing, "method": method},
         "left_out": {"images": budget.left_out},
         "image_bytes": budget.used,
     }

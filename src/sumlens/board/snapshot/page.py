@@ -95,6 +95,13 @@ def footer(data: dict[str, Any]) -> str:
         f"images in all, at most {limits['series']:,} scalar series.",
         f"Images embedded: {data['image_bytes']:,} bytes.",
     ]
+    smoothing = data["smoothing"]
+    if smoothing["weight"]:
+        name = {"ema": "exponential moving average", "average": "moving average"}
+        parts.append(
+            f"Smoothed by {name[smoothing['method']]} with weight {smoothing['weight']:g} on "
+            "every point, before the downsampling; the raw values are drawn faint."
+        )
     if left["past_limit"]:
         parts.append(
             f"{_count(left['past_limit'], 'kept image')} past the per-series limit left out."

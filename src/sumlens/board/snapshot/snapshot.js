@@ -4,8 +4,9 @@
 // JSON of the #snapshot-data script (content.py's collect()).
 //
 // It draws: the runs (colour, tags, note); a chart per scalar tag, drawn when it first
-// scrolls into view (a snapshot of many tags opens at once); a card per image tag with a
-// step slider. Chart colours come from the theme's CSS variables, which follow the
+// scrolls into view (a snapshot of many tags opens at once), smoothed as the page was when
+// the snapshot was made (the raw values faint beneath); a card per image tag with a step
+// slider. Chart colours come from the theme's CSS variables, which follow the
 // system's light or dark setting; the charts are restyled when it changes.
 
 /* global Colours, Plotly */
@@ -68,20 +69,27 @@ function themeColours() {
   };
 }
 
+/** The traces of one series: its values, or with smoothing its smoothed values over its
+ * values drawn faint (as the Scalars view draws them). */
+function seriesTraces(series) {
+  const { colour, label } = style(series.run, series.rank);
+  const mode = series.step.length > 1 ? 'lines' : 'markers';
+  const line = {
+    type: 'scatter', mode, x: series.step, y: series.value, name: label,
+    line: { color: colour, width: 1.5 }, marker: { color: colour },
+    hovertemplate: `${label}<br>step %{x}: %{y}<extra></extra>`,
+  };
+  if (!series.smoothed) return [line];
+  return [
+    { ...line, opacity: 0.25, line: { color: colour, width: 1 }, hoverinfo: 'skip',
+      hovertemplate: undefined },
+    { ...line, y: series.smoothed, customdata: series.value, line: { color: colour, width: 2 },
+      hovertemplate: `${label}<br>step %{x}: %{y} (raw %{customdata})<extra></extra>` },
+  ];
+}
+
 function drawChart(node, tag) {
-  const traces = tag.series.map((series) => {
-    const { colour, label } = style(series.run, series.rank);
-    return {
-      type: 'scatter',
-      mode: series.step.length > 1 ? 'lines' : 'markers',
-      x: series.step,
-      y: series.value,
-      name: label,
-      line: { color: colour, width: 1.5 },
-      marker: { color: colour },
-      hovertemplate: `${label}<br>step %{x}: %{y}<extra></extra>`,
-    };
-  });
+  const traces = tag.series.flatMap(seriesTraces);
   const layout = {
     margin: { l: 50, r: 10, t: 10, b: 40 },
     font: { size: 11 },

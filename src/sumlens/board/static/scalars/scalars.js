@@ -185,7 +185,11 @@ export class ScalarsView {
         el('span', { class: 'grow' }),
         this.resetAll,
         el('span', { class: 'download muted' }, 'Download', this.csv, this.json),
-        snapshotLink(() => ({ runs: this.shown.runs, filter: this.store.state.tags })),
+        snapshotLink(() => ({
+          runs: this.shown.runs,
+          filter: this.store.state.tags,
+          smoothing: this.store.state.smoothing,
+        })),
       ),
       this.sidebar.element(el('div', { class: 'cards' }, this.message, this.tagGroups.element)),
     );

@@ -1,13 +1,14 @@
 // snapshotlink.js: the Scalars toolbar's "Snapshot" link, which downloads one self-contained
 // HTML file (GET /api/v1/snapshot, the builder of `sumlens snapshot`) of the runs shown and
-// the tags the filter lets through, their images included.
+// the tags the filter lets through, their images included, smoothed as the view is.
 
 import { apiUrl } from '../core/api.js';
 import { el } from '../core/dom.js';
 
 /**
- * The link; `current()` gives `{ runs, filter }` when it is clicked: the run ids shown and
- * the tag filter (a case-insensitive regex, as the page matches it; empty: every tag).
+ * The link; `current()` gives `{ runs, filter, smoothing }` when it is clicked: the run ids
+ * shown, the tag filter (a case-insensitive regex, as the page matches it; empty: every tag)
+ * and the smoothing weight.
  */
 export function snapshotLink(current) {
   return el('a', {
@@ -17,9 +18,10 @@ export function snapshotLink(current) {
     download: '',
     href: apiUrl('snapshot').href,
     onclick: (event) => {
-      const { runs, filter } = current();
+      const { runs, filter, smoothing } = current();
       const params = runs.map((run) => ['run', run]);
       if (filter) params.push(['tag_regex', `(?i)${filter}`]);
+      if (smoothing > 0) params.push(['smoothing', smoothing]);
       event.currentTarget.href = apiUrl('snapshot', params).href;
     },
   });
