@@ -350,3 +350,31 @@ def test_a_thumbnail_size_that_is_no_width_and_height_is_said(
     answer = _get(sprites, "./s", tag)
     assert "sprite" not in answer
     assert "is not a width and height" in answer["sprite_note"]
+
+
+def test_a_link_leading_out_of_the_run_is_not_followed(tmp_path: Path) -> None:
+    """A projector file that is a symbolic link to a file outside its run's directory is
+    refused by name (a run must not lead the dashboard to other files of the machine); a run
+    directory that is itself a link, and a link inside the run, are read."""
+    secret = tmp_path / "secret.tsv"
+    secret.write_text("token\n" * 40)
+    real_run = tmp_path / "elsewhere" / "run"
+    real_run.mkdir(parents=True)
+    (real_run / "v.tsv").write_bytes(_tsv(VECTORS))
+    (real_run / "labels.tsv").write_text("".join(f"w{i}\n" for i in range(40)))
+    (real_run / "inside.tsv").symlink_to(real_run / "labels.tsv")
+    (real_run / "outside.tsv").symlink_to(secret)
+    config = CONFIG % ("in", "v.tsv", "inside.tsv") + CONFIG % ("out", "v.tsv", "outside.tsv")
+    (real_run / "projector_config.pbtxt").write_text(config)
+    (real_run / "events.out.tfevents.1.host").write_bytes(b"")
+    base = tmp_path / "base"
+    base.mkdir()
+    (base / "run").symlink_to(real_run, target_is_directory=True)
+    loader = Loader(base, tmp_path / "ws", reload_interval=0.2, watch=False)
+    with route_client(loader) as client:
+        wait_until(lambda: _listed(client, "./run"))
+        assert _get(client, "./run", "in")["columns"][0]["categories"][3] == "w3"
+        answer = client.get("/api/v1/embedding", params={"run": "./run", "tag": "out"})
+        assert answer.status_code == 422
+        said = "path='outside.tsv' leads outside the run's directory through a link"
+        assert said in answer.json()["detail"] and "token" not in answer.text

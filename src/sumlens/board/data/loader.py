@@ -339,6 +339,8 @@ class Loader(ServedRuns):
             where = run.path
         for part in parts:
             where = self.storage.join(where, part)
+        if self.storage is LOCAL_STORAGE:
+            _within(where, run.path, path)
         try:
             if self.storage.stat(where).size > limit:
                 raise BesideFileTooLarge(path, limit)
@@ -389,6 +391,15 @@ class Loader(ServedRuns):
             self._db.write(batch)
             with self._lock:
                 self.store.sweep()
+
+
+def _within(path: str, directory: str, named: str) -> None:
+    """``ValueError`` when ``path`` (``named`` in the run), links followed, is not inside
+    ``directory``, links followed: a link in a run must not lead the dashboard to files
+    elsewhere on the machine (a run's directory may itself be a link)."""
+    root = os.path.realpath(directory)
+    if os.path.commonpath([os.path.realpath(path), root]) != root:
+        raise ValueError(f"path={named!r} leads outside the run's directory through a link")
 
 
 def _changed_files(run: RunState, found: FoundRun) -> bool:

@@ -206,7 +206,8 @@ class ReadSurface(Protocol):
     def beside_file(self, run_id: str, path: str, limit: int) -> bytes | None:
         """A file beside a run's event files (the embedding projector's), by its ``path``
         relative to the run's directory (checked by :func:`beside_parts`: ``ValueError``
-        when it would leave it); None when the run or the file is not there;
+        when it would leave it, by its names or, on a local disk, through a symbolic link);
+        None when the run or the file is not there;
         :class:`BesideFileTooLarge` when it holds more than ``limit`` bytes; ``OSError``
         when it cannot be read."""
         ...
