@@ -7,8 +7,9 @@
 
 import { downloadUrl, fetchScalars, newController } from '../core/api.js';
 import { el, formatCount, plural } from '../core/dom.js';
+import { memberLooks } from '../widgets/grouptraces.js';
 import { ScalarChart } from './chart.js';
-import { GroupColours, fetchGroups, groupDownloadUrl, memberLooks } from './groups.js';
+import { GroupColours, fetchGroups, groupDownloadUrl } from './groups.js';
 
 const MIN_POINTS = 300;
 const MAX_POINTS = 4000;
@@ -153,7 +154,7 @@ export class TagCard {
     if (!grouped) return null;
     this.groupColours.assign(grouped.groups);
     this.view.groupControls.showGroups(grouped.groups, this.groupColours);
-    const looks = memberLooks(grouped, context.group, this.groupColours);
+    const looks = memberLooks(grouped, context.group.members, this.groupColours);
     return { response: grouped, looks, colours: this.groupColours };
   }
 

@@ -19,7 +19,7 @@ import {
   loadPlotly,
   toPlotX,
 } from '../plots/plotly.js';
-import { groupTraces, memberTrace } from './groups.js';
+import { groupTraces, memberTrace } from '../widgets/grouptraces.js';
 
 const AXIS_TITLES = { step: 'step', relative: 'relative time (s)', wall: 'wall time' };
 const MAX_LEGEND = 8; // more series than this: no legend (the hover and the run list name them)
@@ -94,7 +94,7 @@ function traces(response, axis, style, uid, looks) {
     const meta = { run: series.run, rank: series.rank, tag: series.tag };
     const look = looks?.get(`${series.run}\u0000${series.rank}`);
     if (look) {
-      if (!look.hidden) out.push(memberTrace(series, x, look.colour, meta));
+      if (!look.hidden) out.push(memberTrace(series, x, look.colour, meta, plotlyText));
       continue;
     }
     if (series.envelope) {
@@ -190,7 +190,8 @@ export class ScalarChart {
     this.axis = axis;
     const data = traces(response, axis, style, (key) => this.#uid(key), groups?.looks);
     if (groups) {
-      data.push(...groupTraces(groups.response, (group) => groupX(group, axis), groups.colours));
+      const xOf = (group) => groupX(group, axis);
+      data.push(...groupTraces(groups.response, xOf, groups.colours, plotlyText));
     }
     const Plotly = await loadPlotly();
     const lines = data.filter((trace) => ['smoothed', 'group-center'].includes(trace.meta.kind));

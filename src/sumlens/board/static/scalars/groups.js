@@ -1,5 +1,6 @@
 // groups.js: groups of runs in the Scalars view: the group-by control, the request of each
-// chart's groups, and their traces (a centre line over a filled band in the group's colour).
+// chart's groups and their colours; their traces (a centre line over a filled band in the
+// group's colour) are widgets/grouptraces.js's, shared with the snapshot page.
 //
 // The server groups and aggregates (GET /api/v1/scalars/groups, board/api/groups.py): by a
 // regular expression over run ids, whose capture groups name the group, by run tag, or by a
@@ -17,20 +18,13 @@
 // as the group's `colour` in each groups answer.
 
 import { apiUrl, getJSON } from '../core/api.js';
-import { el, plotlyText } from '../core/dom.js';
+import { el } from '../core/dom.js';
 import { Colours } from '../widgets/colours.js';
+import { BAND_LABELS } from '../widgets/grouptraces.js';
 
 export const GROUP_BY = ['regex', 'tag', 'field'];
 export const STATS = ['mean', 'median'];
 export const BANDS = ['std', 'minmax', 'p25-75', 'p10-90'];
-const BAND_LABELS = {
-  std: '± std',
-  minmax: 'min–max',
-  'p25-75': '25–75%',
-  'p10-90': '10–90%',
-};
-const BAND_OPACITY = '4d'; // the band's fill: the group colour at 30% (hex alpha)
-const MEMBER_OPACITY = 0.3;
 
 /**
  * The grouping `state.scalars` asks for, checked ({by, re, field, stat, band, members}), or
@@ -97,88 +91,6 @@ export class GroupColours {
   colour(name) {
     return this.#colours.style(`group:${name}`, null, false).colour;
   }
-}
-
-/**
- * How each member series of `groups` (a /scalars/groups answer) is drawn: a map from
- * `${run}\u0000${rank}` to {colour, hidden} (the first group the series is in gives it).
- */
-export function memberLooks(groups, options, colours) {
-  const looks = new Map();
-  for (const group of groups.groups) {
-    for (const { run, rank } of group.members) {
-      const key = `${run}\u0000${rank}`;
-      const hidden = options.members === 'hidden';
-      if (!looks.has(key)) looks.set(key, { colour: colours.colour(group.name), hidden });
-    }
-  }
-  return looks;
-}
-
-/** A member drawn faintly: its smoothed line, thin, in its group's colour, no hover. */
-export function memberTrace(series, x, colour, meta) {
-  return {
-    type: 'scatter',
-    mode: series.shown === 1 ? 'markers' : 'lines',
-    x,
-    y: series.smoothed,
-    name: plotlyText(series.run),
-    showlegend: false,
-    hoverinfo: 'skip',
-    opacity: MEMBER_OPACITY,
-    line: { color: colour, width: 1 },
-    marker: { color: colour, size: 4 },
-    meta: { ...meta, kind: 'member' },
-  };
-}
-
-/**
- * The traces of each group: its band (the low line, then the high line filling down to it)
- * and its centre line on top. `xOf(group)` gives the plotly x of a group's points.
- */
-export function groupTraces(groups, xOf, colours) {
-  const bands = [];
-  const lines = [];
-  for (const group of groups.groups) {
-    const colour = colours.colour(group.name);
-    const x = xOf(group);
-    const meta = { run: null, rank: null, tag: group.tag, group: group.name };
-    const band = BAND_LABELS[groups.band] ?? groups.band;
-    const label = `${group.name} (${groups.stat} ${band}, ${group.members.length})`;
-    const edge = {
-      type: 'scatter',
-      mode: 'lines',
-      x,
-      legendgroup: `group-${group.name}`,
-      showlegend: false,
-      hoverinfo: 'skip',
-      line: { color: colour, width: 0 },
-    };
-    bands.push(
-      { ...edge, y: group.low, meta: { ...meta, kind: 'group-low' } },
-      {
-        ...edge,
-        y: group.high,
-        fill: 'tonexty',
-        fillcolor: `${colour}${BAND_OPACITY}`,
-        meta: { ...meta, kind: 'group-high' },
-      },
-    );
-    lines.push({
-      type: 'scatter',
-      mode: group.shown === 1 ? 'markers' : 'lines',
-      x,
-      y: group.center,
-      customdata: group.count,
-      name: plotlyText(label),
-      legendgroup: `group-${group.name}`,
-      hovertemplate: `%{y:.5~g} <span style="color:#80868b">${groups.stat} of %{customdata}</span>`,
-      line: { color: colour, width: 2.5 },
-      marker: { color: colour, size: 6 },
-      meta: { ...meta, kind: 'group-center' },
-    });
-  }
-  return [...bands, ...lines];
 }
 
 /**
