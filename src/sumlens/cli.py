@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from sumlens.board.data.annotations import Annotation
     from sumlens.board.data.loader import Loader
     from sumlens.board.settings import BoardSettings
+    from sumlens.board.snapshot.content import Grouping
     from sumlens.io.storage import Storage
 
 
@@ -334,10 +335,12 @@ def _checked_output(args: argparse.Namespace) -> Path:
 
 
 @contextlib.contextmanager
-def _read_base(args: argparse.Namespace) -> Iterator[tuple[Loader, dict[str, Annotation]]]:
+def _read_base(
+    args: argparse.Namespace,
+) -> Iterator[tuple[Loader, dict[str, Annotation], dict[str, str]]]:
     """The base directory of ``export`` and ``snapshot`` read once, through the workspace's
-    column cache (a second command reads only what was added since), and the runs'
-    annotations."""
+    column cache (a second command reads only what was added since), the runs' annotations
+    and the colours chosen for groups."""
     from sumlens.board.data.annotations import workspace_store
     from sumlens.board.data.loader import Loader
     from sumlens.board.settings import BoardSettings
@@ -352,7 +355,8 @@ def _read_base(args: argparse.Namespace) -> Iterator[tuple[Loader, dict[str, Ann
     )
     try:
         loader.poll()
-        yield loader, workspace_store(settings.workspace, loader.location).all()
+        store = workspace_store(settings.workspace, loader.location)
+        yield loader, store.all(), store.group_colours()
     finally:
         loader.stop()
 
@@ -371,7 +375,7 @@ def _export(args: argparse.Namespace) -> int:
                 f"-o {args.output!r}: its suffix does not say the format (known: "
                 f"{', '.join(SUFFIXES)}); add --format {' or '.join(FORMATS)}"
             )
-        with _read_base(args) as (loader, notes):
+        with _read_base(args) as (loader, notes, _):
             runs, series = export_runs(loader, out, fmt, args.runs, args.tags, notes)
     except (BoardSettingsError, QueryError) as err:
         return _fail(str(err), "export")
@@ -379,6 +383,24 @@ def _export(args: argparse.Namespace) -> int:
         return _fail(_os_error_text(err), "export")
     print(f"wrote {series} series of {runs} runs to {out}")
     return 0
+
+
+def _grouping(args: argparse.Namespace) -> Grouping | None:
+    """The grouping ``snapshot`` was asked for (None: the runs are not grouped), checked."""
+    from sumlens.board.snapshot.content import Grouping
+
+    if args.group_regex is not None:
+        by, regex, field = "regex", args.group_regex, None
+    elif args.group_by_tag:
+        by, regex, field = "tag", None, None
+    elif args.group_field is not None:
+        by, regex, field = "field", None, args.group_field
+    else:
+        return None
+    members = "hidden" if args.hide_members else "faint"
+    grouping = Grouping(by, regex, field, args.stat, args.band, members)
+    grouping.check()
+    return grouping
 
 
 def _snapshot(args: argparse.Namespace) -> int:
@@ -392,7 +414,8 @@ def _snapshot(args: argparse.Namespace) -> int:
     try:
         out = _checked_output(args)
         check_smoothing(args.smoothing, args.smoothing_method)
-        with _read_base(args) as (loader, notes):
+        grouping = _grouping(args)
+        with _read_base(args) as (loader, notes, group_colours):
             page = build(
                 loader,
                 notes,
@@ -401,6 +424,8 @@ def _snapshot(args: argparse.Namespace) -> int:
                 tag_regex=args.tags,
                 smoothing=args.smoothing,
                 method=args.smoothing_method,
+                grouping=grouping,
+                group_colours=group_colours,
             )
         out.write_text(page, encoding="utf-8")
     except (BoardSettingsError, BoardError) as err:
@@ -504,6 +529,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="smooth the charts as the Scalars view does, weight in [0, 1) (default 0: none)",
     )
     snapshot.add_argument("--smoothing-method", choices=("ema", "average"), default="ema")
+    grouped = snapshot.add_mutually_exclusive_group()
+    grouped.add_argument(
+        "--group-regex",
+        metavar="RE",
+        help="group the runs as the Scalars view does, by a regex over their ids whose capture "
+        "groups name the group, e.g. 'lr([0-9.]+)/'",
+    )
+    grouped.add_argument("--group-by-tag", action="store_true", help="a group per run tag")
+    grouped.add_argument(
+        "--group-field", metavar="FIELD", help="a group per value of a lineage field (hparam/lr)"
+    )
+    snapshot.add_argument("--stat", default="mean", help="a group's centre: mean or median")
+    snapshot.add_argument("--band", default="std", help="std, minmax or p<lo>-<hi> (p25-75)")
+    snapshot.add_argument(
+        "--hide-members", action="store_true", help="draw the groups without their members"
+    )
     upload = commands.add_parser(
         "upload", help="upload the spool a writer to object storage left (killed, store down)"
     )

@@ -5,6 +5,7 @@ footer, nothing in it that reaches the network, and the command's exit codes and
 from __future__ import annotations
 
 import base64
+import html
 import re
 from collections.abc import Iterator
 from html.parser import HTMLParser
@@ -21,7 +22,7 @@ from sumlens.board.data.loader import Loader
 from sumlens.board.errors import NotFound, PatternError, QueryError
 from sumlens.board.server.app import plotly_js
 from sumlens.board.snapshot.build import build
-from sumlens.board.snapshot.content import Limits, collect
+from sumlens.board.snapshot.content import Grouping, Limits, collect
 from sumlens.board.snapshot.page import footer, theme_css
 from sumlens.cli import main
 
@@ -101,6 +102,51 @@ def test_smoothing_is_the_scalars_views_on_every_point(loader: Loader, method: s
     plain = collect(loader, {}, runs=["./seed1"], tags=["loss"])
     assert "smoothed" not in plain["scalars"][0]["series"][0]
     assert "Smoothed" not in footer(plain)
+
+
+def test_groups_are_the_scalars_views(loader: Loader) -> None:
+    """Grouped by a regex, the two seeds are one group whose centre is their mean at each
+    step, in the colour chosen for it; the run in no group stays single; the members keep
+    their (smoothed) values to be drawn faint; the footer says how the runs were grouped."""
+    grouping = Grouping("regex", r"(seed)\d", members="hidden")
+    data = collect(loader, {}, tags=["loss"], limits=Limits(points=100), grouping=grouping,
+                   group_colours={"seed": "#123456"})  # fmt: skip
+    grouped = data["groups"]
+    assert (grouped["by"], grouped["group_regex"], grouped["members"]) == (
+        "regex",
+        r"(seed)\d",
+        "hidden",
+    )
+    assert grouped["single"] == ["./other"]
+    (group,) = grouped["groups"]
+    assert (group["name"], group["tag"], group["colour"]) == ("seed", "loss", "#123456")
+    assert [m["run"] for m in group["members"]] == ["./seed0", "./seed1"]
+    steps = np.asarray(group["step"])
+    mean = (loss(steps, 0).astype(np.float64) + loss(steps, 1).astype(np.float64)) / 2
+    np.testing.assert_allclose(group["center"], mean)
+    assert group["shown"] <= 100 and group["total"] == STEPS
+    assert all("smoothed" in series for series in data["scalars"][0]["series"])
+    said = html.unescape(footer(data))
+    assert "Runs grouped by the regular expression “(seed)\\d” over run ids: 1 group" in said
+    assert "1 run in no group drawn alone" in said
+
+
+@pytest.mark.parametrize(
+    ("grouping", "said"),
+    [
+        (Grouping("colour"), "by='colour' is not one of regex, tag, field"),
+        (Grouping("regex"), "group_regex='' is empty"),
+        (Grouping("regex", "(a"), "group_regex='(a'"),
+        (Grouping("field"), "field='' is empty"),
+        (Grouping("tag", band="p90-10"), "band='p90-10' is not one of"),
+        (Grouping("tag", members="dim"), "members='dim' is not one of faint, hidden"),
+    ],
+)
+def test_a_grouping_not_allowed_is_refused_by_name(
+    loader: Loader, grouping: Grouping, said: str
+) -> None:
+    with pytest.raises(QueryError, match=re.escape(said)):
+        collect(loader, {}, grouping=grouping)
 
 
 def test_images_are_spread_over_the_kept_steps_and_bounded(loader: Loader, base: Path) -> None:
@@ -193,12 +239,18 @@ def test_the_command_writes_one_file(
     smoothed = _data(out.read_text(encoding="utf-8"))
     assert smoothed["smoothing"] == {"weight": 0.6, "method": "ema"}
     assert all("smoothed" in series for series in smoothed["scalars"][0]["series"])
+    grouped = [*argv, "--tags", "^loss$", "--group-regex", r"(seed)\d", "--hide-members"]
+    assert main([*grouped, "--stat", "median", "--band", "minmax", "-o", str(out)]) == 0
+    groups = _data(out.read_text(encoding="utf-8"))["groups"]
+    assert (groups["stat"], groups["band"], groups["members"]) == ("median", "minmax", "hidden")
+    assert [g["name"] for g in groups["groups"]] == ["seed"]
 
     for extra, said in (
         (["--tags", "(a", "-o", str(out)], "--tags='(a' is not a regular expression"),
         (["--runs", "nothing", "-o", str(out)], "no run id matches 'nothing'"),
         (["-o", str(tmp_path / "no" / "r.html")], "does not exist"),
         (["--smoothing", "1.5", "-o", str(out)], "smoothing=1.5 is not a weight in [0, 1)"),
+        (["--group-by-tag", "--stat", "mode", "-o", str(out)], "stat='mode' is not one of"),
     ):
         assert main([*argv, *extra]) == 1
         err = capsys.readouterr().err

@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import json
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -45,10 +46,11 @@ _FIGURES = """(tag) => [...document.querySelectorAll(`.card[data-tag="${tag}"] f
 
 
 def _download_snapshot(
-    browser: Browser, base: Path, workspace: Path, out: Path, artifacts: Path
+    browser: Browser, base: Path, workspace: Path, out: Path, artifacts: Path, view: str = ""
 ) -> dict[str, str]:
-    """Annotate ./seed0, click "Snapshot" in the Scalars view of both runs and save the
-    file to ``out``; the server is stopped on return. Returns the page's run colours."""
+    """Annotate ./seed0, click "Snapshot" in the Scalars view of both runs (smoothed, and
+    with the view's settings ``view``) and save the file to ``out``; the server is stopped
+    on return. Returns the page's run colours."""
     settings = BoardSettings.create(base, port=free_port(), workspace=workspace)
     with running_server(settings) as url:
         wait_loaded(url, IDS)
@@ -62,7 +64,8 @@ def _download_snapshot(
         )
         context.set_default_timeout(WAIT_MS)
         board = BoardPage(context.new_page(), url, artifacts)
-        board.open(f"/scalars?smoothing={SMOOTHING}&" + "&".join(f"run={run}" for run in IDS))
+        runs = "&".join(f"run={run}" for run in IDS)
+        board.open(f"/scalars?smoothing={SMOOTHING}&{runs}{view}")
         board.wait_drawn("loss")
         colours = board.page.evaluate(_SWATCHES)
         with board.page.expect_download() as download:
@@ -145,3 +148,51 @@ def test_a_snapshot_opens_from_disk_offline(
     context.close()
     assert asked == [out.as_uri()]
     assert problems == []
+
+
+def _opened(browser: Browser, out: Path) -> tuple[object, object]:
+    """The snapshot ``out`` opened from disk with the network off: (context, page)."""
+    context = browser.new_context(viewport={"width": 1440, "height": 900}, offline=True)
+    context.set_default_timeout(WAIT_MS)
+    page = context.new_page()
+    page.goto(out.as_uri())
+    page.wait_for_selector("html[data-ready=true]", state="attached")
+    return context, page
+
+
+def test_a_snapshot_keeps_the_views_groups(
+    browser: Browser, tmp_path: Path, artifacts: Path
+) -> None:
+    """Runs grouped in the Scalars view (a regex naming one group of both seeds) are grouped
+    in the snapshot: the group's centre line is the mean of the smoothed seeds over a band,
+    and the seeds are drawn faint in the group's colour."""
+    base = tmp_path / "base"
+    write_runs(base, RUNS, STEPS, image_every=50)
+    out = tmp_path / "grouped.html"
+    grouping = json.dumps({"by": "regex", "re": "(seed)\\d", "stat": "mean", "band": "minmax"})
+    view = "&group=" + urllib.parse.quote(grouping)
+    _download_snapshot(browser, base, tmp_path / "ws", out, artifacts, view)
+    context, page = _opened(browser, out)
+    page.wait_for_selector('.chart[data-tag="loss"] .main-svg')
+    kinds = page.evaluate(
+        """() => document.querySelector('.chart[data-tag="loss"]').data.map(
+            (t) => ({ kind: t.meta?.kind ?? 'run', y: [...t.y], colour: t.line.color,
+                      opacity: t.opacity ?? 1 }))"""
+    )
+    by_kind: dict[str, list[dict]] = {}
+    for trace in kinds:
+        by_kind.setdefault(trace["kind"], []).append(trace)
+    assert sorted(by_kind) == ["group-center", "group-high", "group-low", "member"]
+    steps = np.arange(STEPS)
+    smoothed = [smooth(loss(steps, seed).astype(np.float64), SMOOTHING) for seed in (0, 1)]
+    (centre,) = by_kind["group-center"]
+    np.testing.assert_allclose(centre["y"], (smoothed[0] + smoothed[1]) / 2, rtol=1e-9)
+    np.testing.assert_allclose(by_kind["group-high"][0]["y"], np.maximum(*smoothed), rtol=1e-9)
+    members = by_kind["member"]
+    assert len(members) == 2 and all(m["opacity"] < 1 for m in members)
+    assert {m["colour"] for m in members} == {centre["colour"]}
+    assert "Runs grouped by the regular expression “(seed)\\d”" in page.inner_text("footer")
+    group = page.locator('li[data-group="seed"]')
+    assert group.locator(".note").inner_text() == "group of 2 runs"
+    page.screenshot(path=str(artifacts / "snapshot_grouped.png"), full_page=True)
+    context.close()

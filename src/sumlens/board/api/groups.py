@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, cast
 
@@ -32,7 +32,7 @@ from sumlens.board.api.group_stats import Aggregate, Statistic, aggregate
 from sumlens.board.api.query import Pattern, compile_pattern
 from sumlens.board.api.xaxis import XAxis
 from sumlens.board.csv_cells import safe_cell
-from sumlens.board.data.annotations import AnnotationStore
+from sumlens.board.data.annotations import Annotation, AnnotationStore
 from sumlens.board.data.surface import ReadSurface, SeriesRef
 from sumlens.board.errors import QueryError
 from sumlens.board.responses import json_response
@@ -139,11 +139,11 @@ class GroupQuery:
             cast(Method, method),
         )
 
-    def groups(self, store: AnnotationStore, fields: RunFields) -> Groups:
-        """The selected runs grouped as asked."""
+    def groups(self, annotations: Mapping[str, Annotation], fields: RunFields) -> Groups:
+        """The selected runs grouped as asked (``annotations``: each run's, for its tags)."""
         names: dict[str, tuple[str, ...]] = {}
         if self.by == "tag":
-            names = {run: a.tags for run, a in store.all().items()}
+            names = {run: a.tags for run, a in annotations.items()}
         elif self.field is not None:
             column = fields.column(self.field)
             names = {
@@ -312,7 +312,7 @@ def make_groups_router(surface: ReadSurface, annotations: AnnotationStore) -> AP
             int, Query(ge=MIN_POINTS, le=MAX_POINTS, description="points per group")
         ] = 2000,
     ) -> Response:
-        groups = query.groups(annotations, fields)
+        groups = query.groups(annotations.all(), fields)
         colours = annotations.group_colours()
         return json_response(
             {
@@ -339,7 +339,7 @@ def make_groups_router(surface: ReadSurface, annotations: AnnotationStore) -> AP
     ) -> Response:
         if format not in ("csv", "json"):
             raise QueryError(f"format={format!r} is not one of csv, json")
-        groups = query.groups(annotations, fields)
+        groups = query.groups(annotations.all(), fields)
         headers = {"Content-Disposition": f'attachment; filename="scalar-groups.{format}"'}
         if format == "json":
             body = _download_json(query, surface, groups)

@@ -1,9 +1,9 @@
 """``GET /api/v1/snapshot``: the shareable snapshot of some runs and tags, as a download.
 
-The Scalars view's "Snapshot" button asks for the runs and tags it shows, with its smoothing;
-the answer is the HTML file ``sumlens snapshot`` writes for the same choice (one builder,
-:func:`sumlens.board.snapshot.build.build`): charts, images, colours and annotations in one
-file that opens with no server and no network.
+The Scalars view's "Snapshot" button asks for the runs and tags it shows, with its smoothing
+and its groups; the answer is the HTML file ``sumlens snapshot`` writes for the same choice
+(one builder, :func:`sumlens.board.snapshot.build.build`): charts, images, colours and
+annotations in one file that opens with no server and no network.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from fastapi.responses import Response
 from sumlens.board.data.annotations import AnnotationStore
 from sumlens.board.data.surface import ReadSurface
 from sumlens.board.snapshot.build import build
-from sumlens.board.snapshot.content import check_smoothing
+from sumlens.board.snapshot.content import Grouping, check_smoothing
 
 FILE_NAME = "sumlens-snapshot.html"
 
@@ -37,8 +37,25 @@ def make_snapshot_router(
         tag_regex: Annotated[str | None, Query(description="tags that match")] = None,
         smoothing: Annotated[float, Query(ge=0.0, lt=1.0, description="weight in [0, 1)")] = 0.0,
         method: Annotated[str, Query(description="ema or average")] = "ema",
+        group_by: Annotated[
+            str | None, Query(description="group the runs: regex, tag or field (none: don't)")
+        ] = None,
+        group_regex: Annotated[
+            str | None, Query(description="group_by=regex: RE2 pattern naming the groups")
+        ] = None,
+        field: Annotated[
+            str | None, Query(description="group_by=field: a lineage field, e.g. hparam/lr")
+        ] = None,
+        stat: Annotated[str, Query(description="a group's centre: mean or median")] = "mean",
+        band: Annotated[str, Query(description="std, minmax or p<lo>-<hi>")] = "std",
+        members: Annotated[str, Query(description="a group's members: faint or hidden")] = "faint",
     ) -> Response:
         check_smoothing(smoothing, method)
+        grouping = (
+            None
+            if group_by is None
+            else Grouping(group_by, group_regex, field, stat, band, members)
+        )
         page = build(
             surface,
             annotations.all(),
@@ -49,6 +66,8 @@ def make_snapshot_router(
             tag_regex=tag_regex,
             smoothing=smoothing,
             method=method,  # type: ignore[arg-type]
+            grouping=grouping,
+            group_colours=annotations.group_colours(),
         )
         return Response(
             page,

@@ -8,7 +8,7 @@ from pathlib import Path
 from sumlens.board.api.curves import Method
 from sumlens.board.data.annotations import Annotation
 from sumlens.board.data.surface import ReadSurface
-from sumlens.board.snapshot.content import Limits, collect
+from sumlens.board.snapshot.content import Grouping, Limits, collect
 from sumlens.board.snapshot.page import render
 
 
@@ -24,6 +24,8 @@ def build(
     limits: Limits | None = None,
     smoothing: float = 0.0,
     method: Method = "ema",
+    grouping: Grouping | None = None,
+    group_colours: Mapping[str, str] | None = None,
 ) -> str:
     """The snapshot page of the chosen runs and tags of ``surface`` (see
     :func:`~sumlens.board.snapshot.content.collect` for the choice and its errors)."""
@@ -37,5 +39,7 @@ def build(
         limits=limits,
         smoothing=smoothing,
         method=method,
+        grouping=grouping,
+        group_colours=group_colours,
     )
     return render(data, surface.status()["base_dir"], plotly_js)

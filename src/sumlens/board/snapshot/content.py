@@ -9,7 +9,10 @@ series' steps, embedded as ``data:`` URIs.
 
 With a smoothing weight, each series also holds its smoothed values, smoothed on every
 point before the downsampling as the Scalars view smooths them (:mod:`~sumlens.board.api.
-curves`), so the file shows the curve the page showed.
+curves`), so the file shows the curve the page showed. With a :class:`Grouping`, the runs
+are grouped as the view groups them (:mod:`~sumlens.board.api.groups`: by a regex over run
+ids, by run tag or by a lineage field), and each group's centre line and band are in the
+file as the view's groups answer gives them, in the colour chosen for the group if any.
 
 The file stays small enough to mail: :class:`Limits` bounds the points per series, the
 images per series and all image bytes; a selection of more scalar series than it allows is
@@ -20,12 +23,15 @@ out and counted, so the page's footer says what is not in it.
 from __future__ import annotations
 
 import base64
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 
 from sumlens.board.api.curves import METHODS, Method
+from sumlens.board.api.group_fields import RunFields
+from sumlens.board.api.groups import GroupQuery, group_entry
 from sumlens.board.api.query import compile_pattern, select
 from sumlens.board.api.scalar_series import scalar_series
 from sumlens.board.api.xaxis import XAxis
@@ -48,6 +54,39 @@ class Limits:
     """All embedded images together, as stored (before base64)."""
     series: int = 2000
     """Scalar series; a larger selection is refused."""
+
+
+MEMBERS = ("faint", "hidden")
+"""How the members of a group are drawn."""
+
+
+@dataclass(frozen=True, slots=True)
+class Grouping:
+    """How a snapshot groups its runs, as the Scalars view does: ``by`` ``regex`` (over run
+    ids: ``group_regex``), ``tag`` (run tags) or ``field`` (a lineage field: ``field``), a
+    centre line ``stat`` with a ``band`` around it, and the members drawn ``faint`` or
+    ``hidden`` (see :class:`~sumlens.board.api.groups.GroupQuery` for what is allowed)."""
+
+    by: str = "regex"
+    group_regex: str | None = None
+    field: str | None = None
+    stat: str = "mean"
+    band: str = "std"
+    members: str = "faint"
+
+    def query(self, runs: list[str], tags: list[str], smoothing: float, method: str) -> GroupQuery:
+        """The groups request of ``runs`` and ``tags``; a :class:`QueryError` naming the
+        first setting not allowed."""
+        if self.members not in MEMBERS:
+            raise QueryError(f"members={self.members!r} is not one of {', '.join(MEMBERS)}")
+        return GroupQuery.create(
+            runs, tags, self.by, self.group_regex, self.field, self.stat, self.band, "step",
+            None, None, smoothing, method,
+        )  # fmt: skip
+
+    def check(self) -> None:
+        """Every setting checked, before anything is read."""
+        self.query([], [], 0.0, "ema")
 
 
 SERIES_FIELDS = ("run", "rank", "total", "shown", "step", "value")
@@ -139,13 +178,18 @@ def collect(
     limits: Limits | None = None,
     smoothing: float = 0.0,
     method: Method = "ema",
+    grouping: Grouping | None = None,
+    group_colours: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """The snapshot's data (its page reads it as JSON): runs with their ranks and
     annotations, scalar series per tag (smoothed by ``smoothing`` and ``method`` as the
-    Scalars view smooths them, when the weight is not 0), image series per tag, the limits
-    and what was left out. A selection with no series, or with more scalar series than
-    ``limits`` allows, is a :class:`QueryError` naming the selection."""
+    Scalars view smooths them, when the weight is not 0), the groups of ``grouping`` (in
+    ``group_colours`` where one was chosen), image series per tag, the limits and what was
+    left out. A selection with no series, or with more scalar series than ``limits``
+    allows, is a :class:`QueryError` naming the selection."""
     check_smoothing(smoothing, method)
+    if grouping is not None:
+        grouping.check()
     limits = limits or Limits()
     names = _run_ids(surface, list(runs or []), run_regex)
     tag_pattern = compile_pattern("tag_regex", tag_regex)
@@ -158,7 +202,8 @@ def collect(
             f"{limits.series:,}; choose fewer runs or tags"
         )
     scalars: dict[str, list[dict[str, Any]]] = {}
-    fields = (*SERIES_FIELDS, "smoothed") if smoothing else SERIES_FIELDS
+    # a group's members are drawn by their smoothed values (equal to theirs at weight 0)
+    fields = (*SERIES_FIELDS, "smoothed") if smoothing or grouping else SERIES_FIELDS
     for ref in refs:
         entry = scalar_series(surface, ref, XAxis("step"), limits.points, smoothing, method, False)
         if entry is not None:
@@ -185,6 +230,10 @@ def collect(
             else f"no scalar or image tag of the {len(names):,} run(s) chosen "
             f"{' or '.join(said) or 'holds a value'}: nothing to put in a snapshot"
         )
+    groups = None
+    if grouping is not None:
+        groups = _groups(surface, grouping, names, sorted(scalars), annotations,
+                         group_colours or {}, limits.points, smoothing, method)  # fmt: skip
     held = {s["run"] for by_tag in (scalars, images) for group in by_tag.values() for s in group}
     return {
         "runs": [
@@ -200,6 +249,38 @@ def collect(
         "images": [{"tag": tag, "series": images[tag]} for tag in sorted(images)],
         "limits": asdict(limits),
         "smoothing": {"weight": smoothing, "method": method},
+        "groups": groups,
         "left_out": {"images": budget.left_out},
         "image_bytes": budget.used,
+    }
+
+
+def _groups(
+    surface: ReadSurface,
+    grouping: Grouping,
+    runs: list[str],
+    tags: list[str],
+    annotations: Mapping[str, Annotation],
+    colours: Mapping[str, str],
+    points: int,
+    smoothing: float,
+    method: str,
+) -> dict[str, Any]:
+    """The groups of ``runs`` over ``tags`` as the Scalars view's groups answer holds them
+    (each at most ``points`` points), with how they were made."""
+    query = grouping.query(runs, tags, smoothing, method)
+    groups = query.groups(annotations, RunFields(surface))
+    step = XAxis("step")
+    return {
+        "by": query.by,
+        "group_regex": grouping.group_regex if query.by == "regex" else None,
+        "field": query.field,
+        "stat": query.statistic.stat,
+        "band": query.statistic.band,
+        "members": grouping.members,
+        "single": groups.single,
+        "groups": [
+            group_entry(tag, name, refs, stats, step, points, colours.get(name))
+            for tag, name, refs, stats in query.aggregates(surface, groups)
+        ],
     }

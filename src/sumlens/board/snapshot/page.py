@@ -6,9 +6,10 @@ replaced, in one pass, by: the style (the theme variables of the dashboard's
 ``snapshot.css``), plotly.js from the installed
 ``plotly`` package (the bundle the server serves), the data of
 :func:`~sumlens.board.snapshot.content.collect` as JSON, the script (the dashboard's
-``static/widgets/colours.js``, so runs have the colours the pages give them, then
-``snapshot.js``) and the header and footer, which say where the data came from and the
-limits it was cut to.
+``static/widgets/colours.js``, so runs have the colours the pages give them, and
+``static/widgets/grouptraces.js``, so groups are drawn as the Scalars view draws them,
+then ``snapshot.js``) and the header and footer, which say where the data came from, how
+it was smoothed and grouped, and the limits it was cut to.
 
 Nothing in it is fetched: its Content-Security-Policy (``default-src 'none'``) lets the page
 load nothing but what it holds and ``data:`` images, so it opens the same with no server and
@@ -102,6 +103,19 @@ def footer(data: dict[str, Any]) -> str:
             f"Smoothed by {name[smoothing['method']]} with weight {smoothing['weight']:g} on "
             "every point, before the downsampling; the raw values are drawn faint."
         )
+    grouped = data["groups"]
+    if grouped is not None:
+        how = {
+            "regex": f"the regular expression “{grouped['group_regex']}” over run ids",
+            "tag": "run tag",
+            "field": f"the lineage field “{grouped['field']}”",
+        }[grouped["by"]]
+        names = len({group["name"] for group in grouped["groups"]})
+        parts.append(
+            f"Runs grouped by {how}: {_count(names, 'group')}, each its members' "
+            f"{grouped['stat']} with a {grouped['band']} band (members {grouped['members']}); "
+            f"{_count(len(grouped['single']), 'run')} in no group drawn alone."
+        )
     if left["past_limit"]:
         parts.append(
             f"{_count(left['past_limit'], 'kept image')} past the per-series limit left out."
@@ -120,7 +134,8 @@ def footer(data: dict[str, Any]) -> str:
 def render(data: dict[str, Any], source: str, plotly_js: Path, made: datetime | None = None) -> str:
     """The snapshot page of ``data`` (made from ``source``) with ``plotly_js`` inlined."""
     made = made or datetime.now(timezone.utc)
-    script = _read(_STATIC / "widgets" / "colours.js") + "\n" + _read(_FILES / "snapshot.js")
+    widgets = [_read(_STATIC / "widgets" / name) for name in ("colours.js", "grouptraces.js")]
+    script = "\n".join([*widgets, _read(_FILES / "snapshot.js")])
     parts = {
         "title": html.escape(f"sumlens snapshot: {source}"),
         "style": theme_css() + _read(_FILES / "snapshot.css"),

@@ -1,15 +1,18 @@
 // snapshot.js: the page of a snapshot file. page.py inlines it in one module script after
 // the dashboard's static/widgets/colours.js (whose `Colours` it uses, so runs have the
-// colours the dashboard gives them) and after plotly.js (window.Plotly). Its data is the
-// JSON of the #snapshot-data script (content.py's collect()).
+// colours the dashboard gives them) and static/widgets/grouptraces.js (whose traces draw
+// the groups of runs as the Scalars view draws them), after plotly.js (window.Plotly). Its
+// data is the JSON of the #snapshot-data script (content.py's collect()).
 //
-// It draws: the runs (colour, tags, note); a chart per scalar tag, drawn when it first
-// scrolls into view (a snapshot of many tags opens at once), smoothed as the page was when
-// the snapshot was made (the raw values faint beneath); a card per image tag with a step
-// slider. Chart colours come from the theme's CSS variables, which follow the
-// system's light or dark setting; the charts are restyled when it changes.
+// It draws: the runs (colour, tags, note) and the groups of runs; a chart per scalar tag,
+// drawn when it first scrolls into view (a snapshot of many tags opens at once), smoothed
+// as the page was when the snapshot was made (the raw values faint beneath), with the
+// groups it had (a centre line over a band; members faint or hidden); a card per image tag
+// with a step slider. Names reach plotly escaped, never as markup. Chart colours come from
+// the theme's CSS variables, which follow the system's light or dark setting; the charts
+// are restyled when it changes.
 
-/* global Colours, Plotly */
+/* global Colours, Plotly, groupTraces, memberLooks, memberTrace */
 
 const data = JSON.parse(document.getElementById('snapshot-data').textContent);
 const meta = new Map(data.runs.map((run) => [run.id, run]));
@@ -19,6 +22,19 @@ colours.assign(
   meta,
 );
 const drawn = new Set(); // the chart elements plotly drew
+const grouped = data.groups; // null when the runs were not grouped
+const groupColours = new Colours(); // a group's colour, as the Scalars view gives it
+if (grouped) {
+  const keys = grouped.groups.map(({ name }) => `group:${name}`);
+  const chosen = grouped.groups.map(({ colour }) => ({ ranks: [], annotation: { colour } }));
+  groupColours.assign(keys, new Map(keys.map((key, i) => [key, chosen[i]])));
+}
+const groupStyle = { colour: (name) => groupColours.style(`group:${name}`, null, false).colour };
+
+/** `text` with plotly's markup characters escaped, so plotly shows it as it is. */
+function escaped(text) {
+  return String(text).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
 
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -50,6 +66,22 @@ function showRuns() {
     );
   });
   document.getElementById('runs').append(el('ul', { class: 'runs' }, ...items));
+  if (!grouped) return;
+  const members = new Map(); // a group's name -> its member runs, over every tag
+  for (const group of grouped.groups) {
+    const runs = members.get(group.name) ?? new Set();
+    group.members.forEach(({ run }) => runs.add(run));
+    members.set(group.name, runs);
+  }
+  const groups = [...members].map(([name, runs]) =>
+    el(
+      'li',
+      { 'data-group': name },
+      el('span', { class: 'swatch', style: `background:${groupStyle.colour(name)}` }),
+      el('span', { class: 'run-name', text: name }),
+      el('span', { class: 'note', text: `group of ${runs.size} run${runs.size === 1 ? '' : 's'}` }),
+    ));
+  document.getElementById('runs').append(el('ul', { class: 'runs groups' }, ...groups));
 }
 
 /** The theme's chart colours (CSS variables: they follow the system's light or dark). */
@@ -74,22 +106,40 @@ function themeColours() {
 function seriesTraces(series) {
   const { colour, label } = style(series.run, series.rank);
   const mode = series.step.length > 1 ? 'lines' : 'markers';
+  const name = escaped(label);
   const line = {
-    type: 'scatter', mode, x: series.step, y: series.value, name: label,
+    type: 'scatter', mode, x: series.step, y: series.value, name,
     line: { color: colour, width: 1.5 }, marker: { color: colour },
-    hovertemplate: `${label}<br>step %{x}: %{y}<extra></extra>`,
+    hovertemplate: `${name}<br>step %{x}: %{y}<extra></extra>`,
   };
   if (!series.smoothed) return [line];
   return [
     { ...line, opacity: 0.25, line: { color: colour, width: 1 }, hoverinfo: 'skip',
       hovertemplate: undefined },
     { ...line, y: series.smoothed, customdata: series.value, line: { color: colour, width: 2 },
-      hovertemplate: `${label}<br>step %{x}: %{y} (raw %{customdata})<extra></extra>` },
+      hovertemplate: `${name}<br>step %{x}: %{y} (raw %{customdata})<extra></extra>` },
   ];
 }
 
+/** The traces of a tag's chart: its groups over their members, and the runs in none. */
+function chartTraces(tag) {
+  if (!grouped) return tag.series.flatMap(seriesTraces);
+  const groups = { ...grouped, groups: grouped.groups.filter((group) => group.tag === tag.tag) };
+  const looks = memberLooks(groups, grouped.members, groupStyle);
+  const traces = [];
+  for (const series of tag.series) {
+    const look = looks.get(`${series.run}\u0000${series.rank}`);
+    if (!look) traces.push(...seriesTraces(series));
+    else if (!look.hidden) {
+      const meta = { run: series.run, rank: series.rank, tag: tag.tag };
+      traces.push(memberTrace(series, series.step, look.colour, meta, escaped));
+    }
+  }
+  return [...traces, ...groupTraces(groups, (group) => group.step, groupStyle, escaped)];
+}
+
 function drawChart(node, tag) {
-  const traces = tag.series.flatMap(seriesTraces);
+  const traces = chartTraces(tag);
   const layout = {
     margin: { l: 50, r: 10, t: 10, b: 40 },
     font: { size: 11 },

@@ -189,6 +189,7 @@ export class ScalarsView {
           runs: this.shown.runs,
           filter: this.store.state.tags,
           smoothing: this.store.state.smoothing,
+          group: groupOptions(this.store.state),
         })),
       ),
       this.sidebar.element(el('div', { class: 'cards' }, this.message, this.tagGroups.element)),

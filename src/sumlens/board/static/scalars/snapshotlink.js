@@ -1,14 +1,15 @@
 // snapshotlink.js: the Scalars toolbar's "Snapshot" link, which downloads one self-contained
 // HTML file (GET /api/v1/snapshot, the builder of `sumlens snapshot`) of the runs shown and
-// the tags the filter lets through, their images included, smoothed as the view is.
+// the tags the filter lets through, their images included, smoothed and grouped as the view
+// is.
 
 import { apiUrl } from '../core/api.js';
 import { el } from '../core/dom.js';
 
 /**
- * The link; `current()` gives `{ runs, filter, smoothing }` when it is clicked: the run ids
- * shown, the tag filter (a case-insensitive regex, as the page matches it; empty: every tag)
- * and the smoothing weight.
+ * The link; `current()` gives `{ runs, filter, smoothing, group }` when it is clicked: the
+ * run ids shown, the tag filter (a case-insensitive regex, as the page matches it; empty:
+ * every tag), the smoothing weight and the grouping (groups.js's groupOptions, or null).
  */
 export function snapshotLink(current) {
   return el('a', {
@@ -18,10 +19,16 @@ export function snapshotLink(current) {
     download: '',
     href: apiUrl('snapshot').href,
     onclick: (event) => {
-      const { runs, filter, smoothing } = current();
+      const { runs, filter, smoothing, group } = current();
       const params = runs.map((run) => ['run', run]);
       if (filter) params.push(['tag_regex', `(?i)${filter}`]);
       if (smoothing > 0) params.push(['smoothing', smoothing]);
+      if (group) {
+        params.push(['group_by', group.by], ['stat', group.stat], ['band', group.band],
+          ['members', group.members]);
+        if (group.by === 'regex') params.push(['group_regex', group.re]);
+        if (group.by === 'field') params.push(['field', group.field]);
+      }
       event.currentTarget.href = apiUrl('snapshot', params).href;
     },
   });
