@@ -46,9 +46,36 @@ def test_the_snapshot_is_a_download_of_the_runs_and_tags_asked(client: TestClien
     assert [tag["tag"] for tag in data["images"]] == [IMAGE_TAG]
 
 
+def test_the_snapshot_keeps_the_smoothing_and_groups_asked(client: TestClient) -> None:
+    """Grouped by run tag with a chosen group colour, smoothed: the file holds the group in
+    that colour and each series' smoothed values."""
+    for run in ("./a", "./b"):
+        note = {"tags": ["seeds"], "note": "", "colour": None}
+        assert client.put("/api/v1/annotation", params={"run": run}, json=note).status_code == 200
+    colour = client.put(
+        "/api/v1/group-colour", params={"group": "seeds"}, json={"colour": "#abcdef"}
+    )
+    assert colour.status_code == 200, colour.text
+    query = "?tag=loss&smoothing=0.5&group_by=tag&stat=median&band=p25-75&members=hidden"
+    response = client.get("/api/v1/snapshot" + query)
+    assert response.status_code == 200, response.text
+    data = orjson.loads(re.search(r'id="snapshot-data">(.*?)</script>', response.text).group(1))
+    groups = data["groups"]
+    assert (groups["by"], groups["stat"], groups["band"], groups["members"]) == (
+        "tag", "median", "p25-75", "hidden")  # fmt: skip
+    (group,) = groups["groups"]
+    assert (group["name"], group["colour"], len(group["members"])) == ("seeds", "#abcdef", 2)
+    assert data["smoothing"] == {"weight": 0.5, "method": "ema"}
+    assert all("smoothed" in series for series in data["scalars"][0]["series"])
+
+
 @pytest.mark.parametrize(
     ("query", "status", "said"),
     [
+        ("?smoothing=0.5&method=median", 422, "method='median' is not one of ema, average"),
+        ("?group_by=colour", 422, "by='colour' is not one of regex, tag, field"),
+        ("?group_by=regex", 422, "group_regex='' is empty"),
+        ("?group_by=tag&members=dim", 422, "members='dim' is not one of faint, hidden"),
         ("?tag_regex=(a", 400, "tag_regex='(a' is not a regular expression RE2 takes"),
         ("?run_regex=a(?=b)", 400, "run_regex='a(?=b)'"),
         ("?run=./zz", 404, "run='./zz' is not a run of this base directory"),
