@@ -15,6 +15,14 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
+from sumlens.board.api.group_query import (
+    BandParam,
+    FieldParam,
+    GroupRegexParam,
+    MethodParam,
+    SmoothingParam,
+    StatParam,
+)
 from sumlens.board.data.annotations import AnnotationStore
 from sumlens.board.data.surface import ReadSurface
 from sumlens.board.snapshot.build import build
@@ -35,19 +43,15 @@ def make_snapshot_router(
         run_regex: Annotated[str | None, Query(description="runs whose id matches")] = None,
         tag: Annotated[list[str], Query(description="tags (repeatable)")] = [],  # noqa: B006
         tag_regex: Annotated[str | None, Query(description="tags that match")] = None,
-        smoothing: Annotated[float, Query(ge=0.0, lt=1.0, description="weight in [0, 1)")] = 0.0,
-        method: Annotated[str, Query(description="ema or average")] = "ema",
+        smoothing: SmoothingParam = 0.0,
+        method: MethodParam = "ema",
         group_by: Annotated[
             str | None, Query(description="group the runs: regex, tag or field (none: don't)")
         ] = None,
-        group_regex: Annotated[
-            str | None, Query(description="group_by=regex: RE2 pattern naming the groups")
-        ] = None,
-        field: Annotated[
-            str | None, Query(description="group_by=field: a lineage field, e.g. hparam/lr")
-        ] = None,
-        stat: Annotated[str, Query(description="a group's centre: mean or median")] = "mean",
-        band: Annotated[str, Query(description="std, minmax or p<lo>-<hi>")] = "std",
+        group_regex: GroupRegexParam = None,
+        field: FieldParam = None,
+        stat: StatParam = "mean",
+        band: BandParam = "std",
         members: Annotated[str, Query(description="a group's members: faint or hidden")] = "faint",
     ) -> Response:
         check_smoothing(smoothing, method)

@@ -31,7 +31,7 @@ import numpy as np
 
 from sumlens.board.api.curves import METHODS, Method
 from sumlens.board.api.group_fields import RunFields
-from sumlens.board.api.groups import GroupQuery, group_entry
+from sumlens.board.api.group_query import GroupQuery, group_entry
 from sumlens.board.api.query import compile_pattern, select
 from sumlens.board.api.scalar_series import scalar_series
 from sumlens.board.api.xaxis import XAxis
@@ -65,7 +65,7 @@ class Grouping:
     """How a snapshot groups its runs, as the Scalars view does: ``by`` ``regex`` (over run
     ids: ``group_regex``), ``tag`` (run tags) or ``field`` (a lineage field: ``field``), a
     centre line ``stat`` with a ``band`` around it, and the members drawn ``faint`` or
-    ``hidden`` (see :class:`~sumlens.board.api.groups.GroupQuery` for what is allowed)."""
+    ``hidden`` (see :class:`~sumlens.board.api.group_query.GroupQuery` for what is allowed)."""
 
     by: str = "regex"
     group_regex: str | None = None
