@@ -214,7 +214,7 @@ def test_bad_arguments_name_the_argument(tmp_path: Path) -> None:
         SumlensLogger(tmp_path, file_format="json")
     with pytest.raises(TypeError, match="'version'"):
         SumlensLogger(tmp_path, version=1.5)
-    with pytest.raises(TypeError, match=r"'flush_sec' is not an option.*allowed: comment"):
+    with pytest.raises(TypeError, match=r"'flush_sec' is not an option.*allowed: comment, purge"):
         SumlensLogger(tmp_path, flush_sec=5)
     with pytest.raises(ValueError, match=r"'collect_freq'.*>= 1"):
         SumlensCallback(collect_freq=0)

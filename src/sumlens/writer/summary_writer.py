@@ -53,6 +53,7 @@ def default_log_dir(comment: str = "") -> str:
 
 ADAPTER_WRITER_OPTIONS = (
     "comment",
+    "purge_step",
     "max_queue",
     "flush_secs",
     "filename_suffix",
