@@ -426,6 +426,7 @@ def _snapshot(args: argparse.Namespace) -> int:
                 method=args.smoothing_method,
                 grouping=grouping,
                 group_colours=group_colours,
+                envelope=args.envelope,
             )
         out.write_text(page, encoding="utf-8")
     except (BoardSettingsError, BoardError) as err:
@@ -529,6 +530,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="smooth the charts as the Scalars view does, weight in [0, 1) (default 0: none)",
     )
     snapshot.add_argument("--smoothing-method", choices=("ema", "average"), default="ema")
+    snapshot.add_argument(
+        "--envelope", action="store_true", help="draw each series' min-max envelope, faint"
+    )
     grouped = snapshot.add_mutually_exclusive_group()
     grouped.add_argument(
         "--group-regex",

@@ -16,6 +16,7 @@ import orjson
 import pytest
 from helpers.snapshot_runs import IMAGE_TAG, loss, write_runs, written_images
 
+from sumlens.board.api.curves import envelope as curves_envelope
 from sumlens.board.api.curves import pick, smooth
 from sumlens.board.data.annotations import Annotation
 from sumlens.board.data.loader import Loader
@@ -102,6 +103,21 @@ def test_smoothing_is_the_scalars_views_on_every_point(loader: Loader, method: s
     plain = collect(loader, {}, runs=["./seed1"], tags=["loss"])
     assert "smoothed" not in plain["scalars"][0]["series"][0]
     assert "Smoothed" not in footer(plain)
+
+
+def test_the_envelope_is_the_scalars_views(loader: Loader) -> None:
+    """With ``envelope``, each series holds the min and max of each of its buckets on full
+    resolution, as the scalars route's envelope; the footer says it is drawn."""
+    data = collect(loader, {}, runs=["./seed0"], tags=["loss"], limits=Limits(points=100),
+                   envelope=True)  # fmt: skip
+    (series,) = data["scalars"][0]["series"]
+    steps = np.arange(STEPS)
+    at, low, high = curves_envelope(loss(steps, 0).astype(np.float64), 100)
+    assert np.array_equal(series["envelope"]["step"], steps[at])
+    assert np.array_equal(series["envelope"]["min"], low)
+    assert np.array_equal(series["envelope"]["max"], high)
+    assert data["envelope"] is True and "min-max envelope" in footer(data)
+    assert "envelope" not in collect(loader, {}, runs=["./seed0"])["scalars"][0]["series"][0]
 
 
 def test_groups_are_the_scalars_views(loader: Loader) -> None:
@@ -235,9 +251,11 @@ def test_the_command_writes_one_file(
     assert [tag["tag"] for tag in data["scalars"]] == ["loss"]
     assert [tag["tag"] for tag in data["images"]] == [IMAGE_TAG]
     assert {s["run"] for s in data["images"][0]["series"]} == {"./seed0", "./seed1"}
-    assert main([*argv, "--tags", "^loss$", "--smoothing", "0.6", "-o", str(out)]) == 0
+    assert (
+        main([*argv, "--tags", "^loss$", "--smoothing", "0.6", "--envelope", "-o", str(out)]) == 0
+    )
     smoothed = _data(out.read_text(encoding="utf-8"))
-    assert smoothed["smoothing"] == {"weight": 0.6, "method": "ema"}
+    assert smoothed["smoothing"] == {"weight": 0.6, "method": "ema"} and smoothed["envelope"]
     assert all("smoothed" in series for series in smoothed["scalars"][0]["series"])
     grouped = [*argv, "--tags", "^loss$", "--group-regex", r"(seed)\d", "--hide-members"]
     assert main([*grouped, "--stat", "median", "--band", "minmax", "-o", str(out)]) == 0

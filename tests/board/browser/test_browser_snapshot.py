@@ -1,8 +1,8 @@
 """A snapshot made with the Scalars view's "Snapshot" button, opened from disk in real
 Chromium with the server stopped and the network blocked: the charts draw the points the
-runs recorded in the colours the dashboard gave them, smoothed as the view was (the raw
-points faint beneath), the images are the bytes written, the runs' tags and notes are
-shown, and the page asks for nothing but its own file."""
+runs recorded in the colours the dashboard gave them, smoothed and enveloped as the view
+was (the raw points and the min-max band faint beneath), the images are the bytes written,
+the runs' tags and notes are shown, and the page asks for nothing but its own file."""
 
 from __future__ import annotations
 
@@ -39,18 +39,24 @@ _SWATCHES = """() => {
 }"""
 _TRACES = """(tag) => document.querySelector(`.chart[data-tag="${tag}"]`).data.map(
     (t) => ({ name: t.name, x: [...t.x], y: [...t.y], colour: t.line.color,
-              raw: t.opacity !== undefined }))"""
+              kind: t.meta.kind, run: t.meta.run }))"""
 _FIGURES = """(tag) => [...document.querySelectorAll(`.card[data-tag="${tag}"] figure`)].map(
     (f) => ({ run: f.dataset.run, step: Number(f.dataset.step),
               src: f.querySelector('img').src, shown: f.querySelector('img').naturalWidth }))"""
 
 
 def _download_snapshot(
-    browser: Browser, base: Path, workspace: Path, out: Path, artifacts: Path, view: str = ""
+    browser: Browser,
+    base: Path,
+    workspace: Path,
+    out: Path,
+    artifacts: Path,
+    view: str = "",
+    envelope: bool = False,
 ) -> dict[str, str]:
-    """Annotate ./seed0, click "Snapshot" in the Scalars view of both runs (smoothed, and
-    with the view's settings ``view``) and save the file to ``out``; the server is stopped
-    on return. Returns the page's run colours."""
+    """Annotate ./seed0, click "Snapshot" in the Scalars view of both runs (smoothed, with
+    the view's settings ``view``, and with the envelope toggled on if ``envelope``) and save
+    the file to ``out``; the server is stopped on return. Returns the page's run colours."""
     settings = BoardSettings.create(base, port=free_port(), workspace=workspace)
     with running_server(settings) as url:
         wait_loaded(url, IDS)
@@ -66,7 +72,11 @@ def _download_snapshot(
         board = BoardPage(context.new_page(), url, artifacts)
         runs = "&".join(f"run={run}" for run in IDS)
         board.open(f"/scalars?smoothing={SMOOTHING}&{runs}{view}")
-        board.wait_drawn("loss")
+        draws = board.wait_drawn("loss")
+        if envelope:
+            board.page.click(".envelope-toggle")
+            board.wait_drawn("loss", draws)
+            assert any(t["kind"] == "max" for t in board.traces("loss"))
         colours = board.page.evaluate(_SWATCHES)
         with board.page.expect_download() as download:
             board.page.get_by_role("link", name="Snapshot").click()
@@ -83,7 +93,7 @@ def test_a_snapshot_opens_from_disk_offline(
     base = tmp_path / "base"
     write_runs(base, RUNS, STEPS, image_every=50)
     out = tmp_path / "report.html"
-    colours = _download_snapshot(browser, base, tmp_path / "ws", out, artifacts)
+    colours = _download_snapshot(browser, base, tmp_path / "ws", out, artifacts, envelope=True)
     assert sorted(colours) == IDS
 
     context = browser.new_context(viewport={"width": 1440, "height": 900})
@@ -111,18 +121,21 @@ def test_a_snapshot_opens_from_disk_offline(
 
     steps = np.arange(STEPS)
     drawn = page.evaluate(_TRACES, "loss")
-    raw = {t["name"]: t for t in drawn if t["raw"]}
-    smoothed = {t["name"]: t for t in drawn if not t["raw"]}
-    assert sorted(raw) == sorted(smoothed) == IDS
+    raw = {t["name"]: t for t in drawn if t["kind"] == "raw"}
+    smoothed = {t["name"]: t for t in drawn if t["kind"] == "smoothed"}
+    highs = {t["run"]: t for t in drawn if t["kind"] == "max"}
+    assert sorted(raw) == sorted(smoothed) == sorted(highs) == IDS
     for seed, run in enumerate(IDS):
         values = loss(steps, seed).astype(np.float64)
         assert raw[run]["x"] == smoothed[run]["x"] == steps.tolist()
         assert raw[run]["y"] == values.tolist()
         np.testing.assert_allclose(smoothed[run]["y"], smooth(values, SMOOTHING), rtol=1e-12)
         assert raw[run]["colour"] == smoothed[run]["colour"] == colours[run]  # as shown
-    lr = {t["name"]: t["y"] for t in page.evaluate(_TRACES, "lr") if t["raw"]}
+        assert set(highs[run]["y"]) == set(values.tolist())  # buckets of one point each
+    lr = {t["name"]: t["y"] for t in page.evaluate(_TRACES, "lr") if t["kind"] == "raw"}
     assert lr["./seed1"][:101] == [np.float32(0.1).item()] * 100 + [np.float32(0.05).item()]
     assert f"weight {SMOOTHING:g} on every point" in page.inner_text("footer")
+    assert "min-max envelope" in page.inner_text("footer")
 
     written = {run: written_images(base / run.removeprefix("./")) for run in IDS}
     figures = page.evaluate(_FIGURES, IMAGE_TAG)

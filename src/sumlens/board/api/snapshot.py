@@ -1,9 +1,9 @@
 """``GET /api/v1/snapshot``: the shareable snapshot of some runs and tags, as a download.
 
-The Scalars view's "Snapshot" button asks for the runs and tags it shows, with its smoothing
-and its groups; the answer is the HTML file ``sumlens snapshot`` writes for the same choice
-(one builder, :func:`sumlens.board.snapshot.build.build`): charts, images, colours and
-annotations in one file that opens with no server and no network.
+The Scalars view's "Snapshot" button asks for the runs and tags it shows, with its
+smoothing, envelope and groups; the answer is the HTML file ``sumlens snapshot`` writes for
+the same choice (one builder, :func:`sumlens.board.snapshot.build.build`): charts, images,
+colours and annotations in one file that opens with no server and no network.
 """
 
 from __future__ import annotations
@@ -53,6 +53,9 @@ def make_snapshot_router(
         stat: StatParam = "mean",
         band: BandParam = "std",
         members: Annotated[str, Query(description="a group's members: faint or hidden")] = "faint",
+        envelope: Annotated[
+            bool, Query(description="add each series' min-max envelope (full resolution)")
+        ] = False,
     ) -> Response:
         check_smoothing(smoothing, method)
         grouping = (
@@ -72,6 +75,7 @@ def make_snapshot_router(
             method=method,  # type: ignore[arg-type]
             grouping=grouping,
             group_colours=annotations.group_colours(),
+            envelope=envelope,
         )
         return Response(
             page,

@@ -26,6 +26,7 @@ def build(
     method: Method = "ema",
     grouping: Grouping | None = None,
     group_colours: Mapping[str, str] | None = None,
+    envelope: bool = False,
 ) -> str:
     """The snapshot page of the chosen runs and tags of ``surface`` (see
     :func:`~sumlens.board.snapshot.content.collect` for the choice and its errors)."""
@@ -41,5 +42,6 @@ def build(
         method=method,
         grouping=grouping,
         group_colours=group_colours,
+        envelope=envelope,
     )
     return render(data, surface.status()["base_dir"], plotly_js)

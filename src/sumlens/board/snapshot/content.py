@@ -13,6 +13,8 @@ curves`), so the file shows the curve the page showed. With a :class:`Grouping`,
 are grouped as the view groups them (:mod:`~sumlens.board.api.groups`: by a regex over run
 ids, by run tag or by a lineage field), and each group's centre line and band are in the
 file as the view's groups answer gives them, in the colour chosen for the group if any.
+With ``envelope``, each series also holds its min-max envelope (the lowest and highest raw
+value of each bucket, on full resolution), drawn faint as the view draws it.
 
 The file stays small enough to mail: :class:`Limits` bounds the points per series, the
 images per series and all image bytes; a selection of more scalar series than it allows is
@@ -180,13 +182,14 @@ def collect(
     method: Method = "ema",
     grouping: Grouping | None = None,
     group_colours: Mapping[str, str] | None = None,
+    envelope: bool = False,
 ) -> dict[str, Any]:
     """The snapshot's data (its page reads it as JSON): runs with their ranks and
     annotations, scalar series per tag (smoothed by ``smoothing`` and ``method`` as the
-    Scalars view smooths them, when the weight is not 0), the groups of ``grouping`` (in
-    ``group_colours`` where one was chosen), image series per tag, the limits and what was
-    left out. A selection with no series, or with more scalar series than ``limits``
-    allows, is a :class:`QueryError` naming the selection."""
+    Scalars view smooths them, when the weight is not 0; with ``envelope``, enveloped), the
+    groups of ``grouping`` (in ``group_colours`` where one was chosen), image series per
+    tag, the limits and what was left out. A selection with no series, or with more scalar
+    series than ``limits`` allows, is a :class:`QueryError` naming the selection."""
     check_smoothing(smoothing, method)
     if grouping is not None:
         grouping.check()
@@ -204,10 +207,14 @@ def collect(
     scalars: dict[str, list[dict[str, Any]]] = {}
     # a group's members are drawn by their smoothed values (equal to theirs at weight 0)
     fields = (*SERIES_FIELDS, "smoothed") if smoothing or grouping else SERIES_FIELDS
+    step = XAxis("step")
     for ref in refs:
-        entry = scalar_series(surface, ref, XAxis("step"), limits.points, smoothing, method, False)
+        entry = scalar_series(surface, ref, step, limits.points, smoothing, method, envelope)
         if entry is not None:
-            scalars.setdefault(ref.tag, []).append({k: entry[k] for k in fields})
+            kept = {k: entry[k] for k in fields}
+            if envelope:
+                kept["envelope"] = {k: entry["envelope"][k] for k in ("step", "min", "max")}
+            scalars.setdefault(ref.tag, []).append(kept)
     budget = _ImageBudget(limits)
     images: dict[str, list[dict[str, Any]]] = {}
     entries = {entry["id"]: entry for entry in surface.runs()}
@@ -249,6 +256,7 @@ def collect(
         "images": [{"tag": tag, "series": images[tag]} for tag in sorted(images)],
         "limits": asdict(limits),
         "smoothing": {"weight": smoothing, "method": method},
+        "envelope": envelope,
         "groups": groups,
         "left_out": {"images": budget.left_out},
         "image_bytes": budget.used,

@@ -7,9 +7,9 @@ replaced, in one pass, by: the style (the theme variables of the dashboard's
 ``plotly`` package (the bundle the server serves), the data of
 :func:`~sumlens.board.snapshot.content.collect` as JSON, the script (the dashboard's
 ``static/widgets/colours.js``, so runs have the colours the pages give them, and
-``static/widgets/grouptraces.js``, so groups are drawn as the Scalars view draws them,
-then ``snapshot.js``) and the header and footer, which say where the data came from, how
-it was smoothed and grouped, and the limits it was cut to.
+``static/widgets/envelope.js`` and ``grouptraces.js``, so envelopes and groups are drawn
+as the Scalars view draws them, then ``snapshot.js``) and the header and footer, which say
+where the data came from, how it was smoothed and grouped, and the limits it was cut to.
 
 Nothing in it is fetched: its Content-Security-Policy (``default-src 'none'``) lets the page
 load nothing but what it holds and ``data:`` images, so it opens the same with no server and
@@ -103,6 +103,11 @@ def footer(data: dict[str, Any]) -> str:
             f"Smoothed by {name[smoothing['method']]} with weight {smoothing['weight']:g} on "
             "every point, before the downsampling; the raw values are drawn faint."
         )
+    if data["envelope"]:
+        parts.append(
+            "Each series' min-max envelope (the lowest and highest value of each bucket, on "
+            "every point) is drawn faint."
+        )
     grouped = data["groups"]
     if grouped is not None:
         how = {
@@ -134,7 +139,8 @@ def footer(data: dict[str, Any]) -> str:
 def render(data: dict[str, Any], source: str, plotly_js: Path, made: datetime | None = None) -> str:
     """The snapshot page of ``data`` (made from ``source``) with ``plotly_js`` inlined."""
     made = made or datetime.now(timezone.utc)
-    widgets = [_read(_STATIC / "widgets" / name) for name in ("colours.js", "grouptraces.js")]
+    names = ("colours.js", "envelope.js", "grouptraces.js")
+    widgets = [_read(_STATIC / "widgets" / name) for name in names]
     script = "\n".join([*widgets, _read(_FILES / "snapshot.js")])
     parts = {
         "title": html.escape(f"sumlens snapshot: {source}"),

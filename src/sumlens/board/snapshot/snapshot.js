@@ -6,13 +6,13 @@
 //
 // It draws: the runs (colour, tags, note) and the groups of runs; a chart per scalar tag,
 // drawn when it first scrolls into view (a snapshot of many tags opens at once), smoothed
-// as the page was when the snapshot was made (the raw values faint beneath), with the
-// groups it had (a centre line over a band; members faint or hidden); a card per image tag
-// with a step slider. Names reach plotly escaped, never as markup. Chart colours come from
-// the theme's CSS variables, which follow the system's light or dark setting; the charts
-// are restyled when it changes.
+// as the page was when the snapshot was made (the raw values faint beneath; the min-max
+// envelope too, when the page drew it), with the groups it had (a centre line over a band;
+// members faint or hidden); a card per image tag with a step slider. Names reach plotly
+// escaped, never as markup. Chart colours come from the theme's CSS variables, which follow
+// the system's light or dark setting; the charts are restyled when it changes.
 
-/* global Colours, Plotly, groupTraces, memberLooks, memberTrace */
+/* global Colours, Plotly, envelopeTraces, groupTraces, memberLooks, memberTrace */
 
 const data = JSON.parse(document.getElementById('snapshot-data').textContent);
 const meta = new Map(data.runs.map((run) => [run.id, run]));
@@ -102,22 +102,30 @@ function themeColours() {
 }
 
 /** The traces of one series: its values, or with smoothing its smoothed values over its
- * values drawn faint (as the Scalars view draws them). */
+ * values drawn faint (as the Scalars view draws them), over its envelope if it has one;
+ * each trace's meta says its run, rank and kind (raw, smoothed, min or max). */
 function seriesTraces(series) {
   const { colour, label } = style(series.run, series.rank);
   const mode = series.step.length > 1 ? 'lines' : 'markers';
   const name = escaped(label);
+  const meta = { run: series.run, rank: series.rank };
   const line = {
     type: 'scatter', mode, x: series.step, y: series.value, name,
     line: { color: colour, width: 1.5 }, marker: { color: colour },
     hovertemplate: `${name}<br>step %{x}: %{y}<extra></extra>`,
+    meta: { ...meta, kind: 'raw' },
   };
-  if (!series.smoothed) return [line];
+  const id = `${series.run}|${series.rank}`;
+  const { envelope } = series;
+  const band = envelope ? envelopeTraces(series, envelope.step, colour, id, meta) : [];
+  if (!series.smoothed) return [...band, line];
   return [
+    ...band,
     { ...line, opacity: 0.25, line: { color: colour, width: 1 }, hoverinfo: 'skip',
       hovertemplate: undefined },
     { ...line, y: series.smoothed, customdata: series.value, line: { color: colour, width: 2 },
-      hovertemplate: `${name}<br>step %{x}: %{y} (raw %{customdata})<extra></extra>` },
+      hovertemplate: `${name}<br>step %{x}: %{y} (raw %{customdata})<extra></extra>`,
+      meta: { ...meta, kind: 'smoothed' } },
   ];
 }
 

@@ -19,6 +19,7 @@ import {
   loadPlotly,
   toPlotX,
 } from '../plots/plotly.js';
+import { envelopeTraces } from '../widgets/envelope.js';
 import { groupTraces, memberTrace } from '../widgets/grouptraces.js';
 
 const AXIS_TITLES = { step: 'step', relative: 'relative time (s)', wall: 'wall time' };
@@ -33,7 +34,6 @@ const CONFIG = {
 };
 
 const TAG_AXIS = 'tag:'; // an axis "tag:<name>": the x tag's values, joined on step by the server
-const ENVELOPE_OPACITY = 0.18;
 
 /** The x title of `axis` (a tag axis: the tag's name). */
 function axisName(axis) {
@@ -47,31 +47,6 @@ function xValues(points, axis, firstWall) {
   return points.wall.map((wall) =>
     axis === 'relative' ? wall - firstWall : toPlotX('wall', wall),
   );
-}
-
-/** The faint band between each bucket's min and max (the max trace fills down to the min). */
-function envelopeTraces(series, x, colour, uid, meta) {
-  const band = {
-    type: 'scatter',
-    mode: 'lines',
-    x,
-    legendgroup: `series-${uid}`,
-    showlegend: false,
-    hoverinfo: 'skip',
-    opacity: ENVELOPE_OPACITY,
-    line: { color: colour, width: 0 },
-  };
-  return [
-    { ...band, uid: `min-${uid}`, y: series.envelope.min, meta: { ...meta, kind: 'min' } },
-    {
-      ...band,
-      uid: `max-${uid}`,
-      y: series.envelope.max,
-      fill: 'tonexty',
-      fillcolor: colour,
-      meta: { ...meta, kind: 'max' },
-    },
-  ];
 }
 
 /** Plotly x of a group's points (along any axis but step the server gives each its x). */

@@ -189,6 +189,7 @@ export class ScalarsView {
           runs: this.shown.runs,
           filter: this.store.state.tags,
           smoothing: this.store.state.smoothing,
+          envelope: this.store.state.envelope,
           group: groupOptions(this.store.state),
         })),
       ),
