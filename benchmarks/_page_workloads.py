@@ -20,7 +20,7 @@ from typing import Any
 
 import httpx
 import scale_workloads
-from _harness import free_port, serve_args, server_until, tensorboard_args
+from _harness import free_port, serve_args, server_until
 from playwright.sync_api import Browser
 
 PAGE = scale_workloads.Workload("page", runs=1, tags=12_345, steps=1_000, poll_s=0.25)
@@ -138,25 +138,6 @@ def serving_sumlens(workload: scale_workloads.Workload) -> Iterator[tuple[str, f
             yield f"http://127.0.0.1:{port}", ready_s
     finally:
         shutil.rmtree(workspace, ignore_errors=True)
-
-
-@contextlib.contextmanager
-def serving_tensorboard(workload: scale_workloads.Workload) -> Iterator[tuple[str, float]]:
-    """``tensorboard --logdir`` over ``workload`` until every tag is listed and one series
-    served whole; yields its address and the seconds that took."""
-    base_dir = scale_workloads.ensure(workload)
-    port = free_port()
-    args = tensorboard_args(base_dir, port)
-    with server_until(
-        "tensorboard",
-        args,
-        dict(os.environ),
-        port,
-        lambda client: scale_workloads.tensorboard_done(client, workload),
-        workload.poll_s,
-        scale_workloads.TIMEOUT_S * 4,
-    ) as (_, ready_s):
-        yield f"http://127.0.0.1:{port}", ready_s
 
 
 def group_params(smoothing: float, points: int = 1_000) -> list[tuple[str, str | float | int]]:

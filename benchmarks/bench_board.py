@@ -1776,7 +1776,9 @@ def run_pages(args: argparse.Namespace) -> dict[str, Any]:
     table = Table()
     with contextlib.ExitStack() as stack:
         sumlens_url, sumlens_ready = stack.enter_context(_page_workloads.serving_sumlens(workload))
-        tb_url, tb_ready = stack.enter_context(_page_workloads.serving_tensorboard(workload))
+        tb_url, tb_ready = stack.enter_context(
+            scale_workloads.serving_tensorboard(workload, scale_workloads.TIMEOUT_S * 4)
+        )
         playwright = stack.enter_context(sync_playwright())
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         stack.callback(browser.close)

@@ -24,6 +24,7 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -187,9 +188,12 @@ def time_sumlens(workload: Workload, env: dict[str, str] | None = None) -> dict[
         shutil.rmtree(workspace, ignore_errors=True)
 
 
-def time_tensorboard(workload: Workload) -> dict[str, Any]:
-    """``tensorboard`` (its Rust data server, as 2.21 loads by default) from its start
-    until ``tensorboard_done``."""
+@contextlib.contextmanager
+def serving_tensorboard(
+    workload: Workload, timeout_s: float = TIMEOUT_S
+) -> Iterator[tuple[str, float]]:
+    """``tensorboard --logdir`` over ``workload`` (its Rust data server, as 2.21 loads by
+    default) until ``tensorboard_done``; yields its address and the seconds that took."""
     base_dir = ensure(workload)
     port = free_port()
     args = tensorboard_args(base_dir, port)
@@ -200,6 +204,12 @@ def time_tensorboard(workload: Workload) -> dict[str, Any]:
         port,
         lambda client: tensorboard_done(client, workload),
         workload.poll_s,
-        TIMEOUT_S,
+        timeout_s,
     ) as (_, seconds):
+        yield f"http://127.0.0.1:{port}", seconds
+
+
+def time_tensorboard(workload: Workload) -> dict[str, Any]:
+    """``tensorboard`` from its start until ``tensorboard_done``."""
+    with serving_tensorboard(workload) as (_, seconds):
         return {"seconds": seconds}

@@ -72,7 +72,7 @@ def make_snapshot_router(
             tags=tag,
             tag_regex=tag_regex,
             smoothing=smoothing,
-            method=method,  # type: ignore[arg-type]
+            method=method,
             grouping=grouping,
             group_colours=annotations.group_colours(),
             envelope=envelope,

@@ -12,7 +12,8 @@
 // escaped, never as markup. Chart colours come from the theme's CSS variables, which follow
 // the system's light or dark setting; the charts are restyled when it changes.
 
-/* global Colours, Plotly, envelopeTraces, groupTraces, memberLooks, memberTrace */
+/* global Colours, GroupColours, Plotly, envelopeTraces, groupTraces, memberLooks,
+   memberTrace */
 
 const data = JSON.parse(document.getElementById('snapshot-data').textContent);
 const meta = new Map(data.runs.map((run) => [run.id, run]));
@@ -23,13 +24,8 @@ colours.assign(
 );
 const drawn = new Set(); // the chart elements plotly drew
 const grouped = data.groups; // null when the runs were not grouped
-const groupColours = new Colours(); // a group's colour, as the Scalars view gives it
-if (grouped) {
-  const keys = grouped.groups.map(({ name }) => `group:${name}`);
-  const chosen = grouped.groups.map(({ colour }) => ({ ranks: [], annotation: { colour } }));
-  groupColours.assign(keys, new Map(keys.map((key, i) => [key, chosen[i]])));
-}
-const groupStyle = { colour: (name) => groupColours.style(`group:${name}`, null, false).colour };
+const groupColours = new GroupColours(new Colours()); // as the Scalars view gives them
+if (grouped) groupColours.assign(grouped.groups);
 
 /** `text` with plotly's markup characters escaped, so plotly shows it as it is. */
 function escaped(text) {
@@ -77,7 +73,7 @@ function showRuns() {
     el(
       'li',
       { 'data-group': name },
-      el('span', { class: 'swatch', style: `background:${groupStyle.colour(name)}` }),
+      el('span', { class: 'swatch', style: `background:${groupColours.colour(name)}` }),
       el('span', { class: 'run-name', text: name }),
       el('span', { class: 'note', text: `group of ${runs.size} run${runs.size === 1 ? '' : 's'}` }),
     ));
@@ -133,7 +129,7 @@ function seriesTraces(series) {
 function chartTraces(tag) {
   if (!grouped) return tag.series.flatMap(seriesTraces);
   const groups = { ...grouped, groups: grouped.groups.filter((group) => group.tag === tag.tag) };
-  const looks = memberLooks(groups, grouped.members, groupStyle);
+  const looks = memberLooks(groups, grouped.members, groupColours);
   const traces = [];
   for (const series of tag.series) {
     const look = looks.get(`${series.run}\u0000${series.rank}`);
@@ -143,7 +139,7 @@ function chartTraces(tag) {
       traces.push(memberTrace(series, series.step, look.colour, meta, escaped));
     }
   }
-  return [...traces, ...groupTraces(groups, (group) => group.step, groupStyle, escaped)];
+  return [...traces, ...groupTraces(groups, (group) => group.step, groupColours, escaped)];
 }
 
 function drawChart(node, tag) {

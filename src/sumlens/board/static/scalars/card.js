@@ -7,9 +7,10 @@
 
 import { downloadUrl, fetchScalars, newController } from '../core/api.js';
 import { el, formatCount, plural } from '../core/dom.js';
-import { memberLooks } from '../widgets/grouptraces.js';
+import { Colours } from '../widgets/colours.js';
+import { GroupColours, memberLooks } from '../widgets/grouptraces.js';
 import { ScalarChart } from './chart.js';
-import { GroupColours, fetchGroups, groupDownloadUrl } from './groups.js';
+import { fetchGroups, groupDownloadUrl } from './groups.js';
 
 const MIN_POINTS = 300;
 const MAX_POINTS = 4000;
@@ -32,7 +33,7 @@ export class TagCard {
     this.controller = null;
     this.draws = 0;
     this.zoomKey = undefined; // the zoom of the last load, as JSON
-    this.groupColours = new GroupColours();
+    this.groupColours = new GroupColours(new Colours());
     this.title = el('h3', { class: 'tag', title: tag, text: tag });
     this.resetButton = el('button', {
       class: 'icon-button',

@@ -1,5 +1,5 @@
 // groups.js: groups of runs in the Scalars view: the group-by control, the request of each
-// chart's groups and their colours; their traces (a centre line over a filled band in the
+// chart's groups; their colours and traces (a centre line over a filled band in the
 // group's colour) are widgets/grouptraces.js's, shared with the snapshot page.
 //
 // The server groups and aggregates (GET /api/v1/scalars/groups, board/api/groups.py): by a
@@ -19,7 +19,6 @@
 
 import { apiUrl, getJSON } from '../core/api.js';
 import { el } from '../core/dom.js';
-import { Colours } from '../widgets/colours.js';
 import { BAND_LABELS } from '../widgets/grouptraces.js';
 
 export const GROUP_BY = ['regex', 'tag', 'field'];
@@ -71,26 +70,6 @@ export function groupDownloadUrl(runs, tags, format, axis, options, smoothing) {
   const params = groupParams(runs, tags, options, axis, smoothing);
   params.push(['format', format]);
   return apiUrl('scalars/groups/download', params).href;
-}
-
-/**
- * Colours of the groups shown: the one chosen for a group, else stable from its name and
- * distinct among those shown.
- */
-export class GroupColours {
-  #colours = new Colours();
-
-  /** Colour `groups` ({name, colour} each: the groups of a groups answer). */
-  assign(groups) {
-    const keys = groups.map(({ name }) => `group:${name}`);
-    // a chosen colour is given the way a run's is: as its annotation (colours.js)
-    const chosen = groups.map(({ colour }) => ({ ranks: [], annotation: { colour } }));
-    this.#colours.assign(keys, new Map(keys.map((key, i) => [key, chosen[i]])));
-  }
-
-  colour(name) {
-    return this.#colours.style(`group:${name}`, null, false).colour;
-  }
 }
 
 /**

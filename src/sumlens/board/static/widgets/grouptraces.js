@@ -1,9 +1,9 @@
 // grouptraces.js: how a group of runs is drawn in a scalar chart, for the Scalars view
-// (scalars/groups.js, scalars/chart.js) and for a snapshot's page (board/snapshot, which
-// inlines this file after colours.js: so it imports nothing). A group is its centre line
-// over a band filled in its colour (BAND_OPACITY); its members are drawn faintly in the
-// same colour (memberTrace) or hidden. Names reach plotly through `escape` (the pages'
-// plotlyText), never as markup.
+// (scalars/card.js, scalars/chart.js) and for a snapshot's page (board/snapshot, which
+// inlines this file after colours.js: so it imports nothing, and GroupColours is handed
+// the Colours it colours with). A group is its centre line over a band filled in its
+// colour (BAND_OPACITY); its members are drawn faintly in the same colour (memberTrace) or
+// hidden. Names reach plotly through `escape` (the pages' plotlyText), never as markup.
 
 export const BAND_LABELS = {
   std: '± std',
@@ -13,6 +13,30 @@ export const BAND_LABELS = {
 };
 const BAND_OPACITY = '4d'; // the band's fill: the group colour at 30% (hex alpha)
 const MEMBER_OPACITY = 0.3;
+
+/**
+ * Colours of the groups shown: the one chosen for a group, else stable from its name and
+ * distinct among those shown; `colours` is a widgets/colours.js Colours of its own.
+ */
+export class GroupColours {
+  #colours;
+
+  constructor(colours) {
+    this.#colours = colours;
+  }
+
+  /** Colour `groups` ({name, colour} each: the groups of a groups answer). */
+  assign(groups) {
+    const keys = groups.map(({ name }) => `group:${name}`);
+    // a chosen colour is given the way a run's is: as its annotation (colours.js)
+    const chosen = groups.map(({ colour }) => ({ ranks: [], annotation: { colour } }));
+    this.#colours.assign(keys, new Map(keys.map((key, i) => [key, chosen[i]])));
+  }
+
+  colour(name) {
+    return this.#colours.style(`group:${name}`, null, false).colour;
+  }
+}
 
 /**
  * How each member series of `groups` (a /scalars/groups answer) is drawn: a map from
