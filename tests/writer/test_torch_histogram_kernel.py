@@ -3,6 +3,8 @@ and torch's writer's) for any values: around every edge, NaN and infinities, int
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 
@@ -11,6 +13,7 @@ from sumlens.writer.histogram import (
     HISTOGRAM_KERNELS,
     SPLIT_FROM,
     cell_table,
+    helper_thread,
     histogram_proto,
     tensorflow_edges,
 )
@@ -137,3 +140,24 @@ def test_the_message_from_wire_bytes_equals_one_filled_field_by_field(values: np
     assert list(proto.bucket) == counts[first - 1 : last + 1].tolist()
     assert list(proto.bucket_limit) == limits[first : last + 2].tolist()
     np.testing.assert_array_equal([proto.min, proto.max], [values.min(), values.max()])
+
+
+def test_a_helper_busy_elsewhere_hands_its_half_back(kernel) -> None:  # type: ignore[no-untyped-def]
+    """When the helper thread has not started its half by the time the caller's half is done,
+    the caller bins both halves itself: the call neither waits for the helper nor loses the
+    half it was given."""
+    helper = helper_thread()
+    if helper is None:
+        pytest.skip("one core: large arrays are binned on the calling thread alone")
+    release = threading.Event()
+    blocker = helper.submit(release.wait, 60)
+    try:
+        values = (RNG.standard_cauchy(SPLIT_FROM + 1001) * 50).astype(np.float32)
+        compiled = histogram_proto(values, "tensorflow")
+        assert not blocker.done(), "the helper was free: the test proves nothing"
+    finally:
+        release.set()
+    assert blocker.result(timeout=60)
+    plain = histogram_proto(values, EDGES)
+    assert list(compiled.bucket) == list(plain.bucket)
+    assert [compiled.min, compiled.max, compiled.num] == [plain.min, plain.max, plain.num]

@@ -41,10 +41,11 @@ def _count(bits, shift, values, table, edges, counts):  # pragma: no cover - com
     for j in range(values.size):
         code = table[bits[j] >> shift]
         if code >= 0:
-            counts[code] += 1
+            counts[np.uint32(code)] += 1
         elif code <= EDGE:
             edge = EDGE - code
-            counts[edge - 1 + (np.float64(values[j]) >= edges[edge])] += 1
+            above = np.float64(values[j]) >= edges[np.uint32(edge)]
+            counts[np.uint32(edge - 1 + above)] += 1
         elif code == SEARCH:
             v = np.float64(values[j])
             if edges[0] <= v <= edges[last]:

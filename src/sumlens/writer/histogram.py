@@ -14,8 +14,10 @@ kernels: :mod:`sumlens._numba`), by numpy until then; both give the same buckets
 The kernels release the GIL, so a large array is binned in two halves at once, one on
 the caller's thread and one on a helper thread (:func:`_compiled`), where a second core
 exists: the same two cores SummaryRecord's histograms use (the caller's and the writer
-thread's), and half the wait. The message is parsed from wire bytes (:func:`_wire`): filling
-it from Python lists of ~600 floats costs ~100 us, a sixth of the whole call on a million values.
+thread's), and half the wait; a helper that has not started when the caller's half is done
+(its core busy elsewhere) hands its half back to the caller. The message is parsed from
+wire bytes (:func:`_wire`): filling it from Python lists of ~600 floats costs ~100 us, a
+sixth of the whole call on a million values.
 """
 
 from __future__ import annotations
@@ -150,13 +152,16 @@ def _compiled(flat: np.ndarray) -> tuple[np.ndarray, float, float, float, float]
     def binned(part: np.ndarray) -> tuple[np.ndarray, float, float, float, float]:
         return kernel(part, table, _TENSORFLOW_EDGES)
 
-    helper = _helper() if values.size >= SPLIT_FROM else None
+    helper = helper_thread() if values.size >= SPLIT_FROM else None
     if helper is None:
         return binned(values)
     middle = values.size // 2
     first = helper.submit(binned, values[:middle])
     counts, total, squares, low, high = binned(values[middle:])
-    other_counts, other_total, other_squares, other_low, other_high = first.result()
+    # A helper not started by now (its core taken by other work) would only add its wait:
+    # its half is binned here instead, so a call never takes longer than on one thread.
+    other = binned(values[:middle]) if first.cancel() else first.result()
+    other_counts, other_total, other_squares, other_low, other_high = other
     return (
         counts + other_counts,
         other_total + total,
@@ -167,7 +172,7 @@ def _compiled(flat: np.ndarray) -> tuple[np.ndarray, float, float, float, float]
 
 
 @functools.cache
-def _helper() -> ThreadPoolExecutor | None:
+def helper_thread() -> ThreadPoolExecutor | None:
     """The thread that bins one half of a large array (:func:`_compiled`), or None on a
     single core."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
