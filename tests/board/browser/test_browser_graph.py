@@ -29,7 +29,8 @@ BLOCK = "Default/features-Sequential/0-Block"
 CONV = f"{BLOCK}/conv-Conv2d"
 DIGITS_LAYERS = list(DigitsCNN().named_children())
 LAYERS = [CONV, f"{BLOCK}/bn-BatchNorm2d", f"{BLOCK}/act-ReLU", "Default/head-Linear"]
-FLAT_TYPES = {"MatMul": 1000, "Add": 150, "Mul": 50}
+FLAT_TYPES = {"MatMul": 250, "Add": 150, "Mul": 50}
+CHAIN = FLAT_TYPES["MatMul"]
 GROUPS = {
     op_type: f"Default/{op_type} \N{MULTIPLICATION SIGN}{count}"
     for op_type, count in FLAT_TYPES.items()
@@ -48,20 +49,19 @@ def markup_graph() -> anf_ir_pb2.GraphProto:
 
 
 def flat_graph() -> anf_ir_pb2.GraphProto:
-    """Operators directly in scope Default, numbered from 1: a chain of 1,000 MatMul, every
+    """Operators directly in scope Default, numbered from 1: a chain of CHAIN MatMul, every
     third also fed by one of the 50 before it (a layout of seconds), then 150 Add and 50 Mul,
     each fed by a MatMul."""
     graph = anf_ir_pb2.GraphProto(name="flat")
     types = [op_type for op_type, count in FLAT_TYPES.items() for _ in range(count)]
-    chain = FLAT_TYPES["MatMul"]
     for count, op_type in enumerate(types, start=1):
         node = graph.node.add(name=str(count), op_type=op_type, scope="Default")
         node.full_name = f"Default/{op_type}-op{count}"
-        if count > chain:
-            node.input.add(name=str(count - chain))
+        if count > CHAIN:
+            node.input.add(name=str(count - CHAIN))
         elif count > 1:
             node.input.add(name=str(count - 1))
-        if count <= chain and count > 50 and count % 3 == 0:
+        if count <= CHAIN and count > 50 and count % 3 == 0:
             node.input.add(name=str(count - 2 - (count * 7919) % 48))
     return graph
 
@@ -222,15 +222,15 @@ def test_a_big_flat_scope_opens_into_groups_by_type(graph: GraphPage) -> None:
     drawn = graph.boxes()
     assert ("cluster", GROUPS["Add"]) in drawn
     adds = {name for kind, name in drawn if kind == "node"}
-    assert adds == {f"Default/Add-op{n}" for n in range(1001, 1151)}
+    assert adds == {f"Default/Add-op{n}" for n in range(CHAIN + 1, CHAIN + 151)}
     assert ("scope", GROUPS["MatMul"]) in drawn  # its inputs: one box, edges counted
     graph.screenshot("graph-flat-add-group-open")
 
 
 def test_search_reveals_a_grouped_node(graph: GraphPage) -> None:
     graph.open_graph("./flat")
-    wanted = "Default/Mul-op1180"
-    assert graph.search("Mul-op1180") == [wanted]
+    wanted = f"Default/Mul-op{CHAIN + 180}"
+    assert graph.search(f"Mul-op{CHAIN + 180}") == [wanted]
     before = graph.drawings()
     graph.pick_result(wanted)
     graph.wait_drawing(before)
@@ -247,7 +247,8 @@ def test_the_page_stays_responsive_during_a_long_layout(graph: GraphPage) -> Non
     before = graph.drawings()
     scale = graph.scale()
     graph.box("scope", GROUPS["MatMul"]).locator("rect").dblclick(position={"x": 12, "y": 10})
-    assert graph.wait_laying_out() == "Laying out 1,002 boxes…"  # 1,000 nodes and 2 groups
+    # the chain of MatMul nodes and the 2 other groups
+    assert graph.wait_laying_out() == f"Laying out {CHAIN + 2:,} boxes…"
     graph.page.click(ZOOM_IN)  # handled while Graphviz runs in its worker
     state, zoomed = graph.page.evaluate(
         """() => [document.querySelector('#graph-view').dataset.state,
@@ -266,7 +267,7 @@ def test_the_page_stays_responsive_during_a_long_layout(graph: GraphPage) -> Non
     assert frames > 1  # animation frames went on while it was laid out
     graph.wait_drawing(before)
     nodes = {name for kind, name in graph.boxes() if kind == "node"}
-    assert len(nodes) == 1000 and "Default/MatMul-op500" in nodes
+    assert len(nodes) == CHAIN and f"Default/MatMul-op{CHAIN // 2}" in nodes
     graph.screenshot("graph-flat-matmul-open")
 
 
