@@ -4,6 +4,7 @@ and torch's writer's) for any values: around every edge, NaN and infinities, int
 from __future__ import annotations
 
 import threading
+import weakref
 
 import numpy as np
 import pytest
@@ -145,7 +146,8 @@ def test_the_message_from_wire_bytes_equals_one_filled_field_by_field(values: np
 def test_a_helper_busy_elsewhere_hands_its_half_back(kernel) -> None:  # type: ignore[no-untyped-def]
     """When the helper thread has not started its half by the time the caller's half is done,
     the caller bins both halves itself: the call neither waits for the helper nor loses the
-    half it was given."""
+    half it was given, and the job left in the helper's queue holds no reference to the
+    caller's array."""
     helper = helper_thread()
     if helper is None:
         pytest.skip("one core: large arrays are binned on the calling thread alone")
@@ -153,11 +155,15 @@ def test_a_helper_busy_elsewhere_hands_its_half_back(kernel) -> None:  # type: i
     blocker = helper.submit(release.wait, 60)
     try:
         values = (RNG.standard_cauchy(SPLIT_FROM + 1001) * 50).astype(np.float32)
+        kept = values.copy()
         compiled = histogram_proto(values, "tensorflow")
         assert not blocker.done(), "the helper was free: the test proves nothing"
+        gone = weakref.ref(values)
+        del values
+        assert gone() is None, "the job taken back still holds the caller's array"
     finally:
         release.set()
     assert blocker.result(timeout=60)
-    plain = histogram_proto(values, EDGES)
+    plain = histogram_proto(kept, EDGES)
     assert list(compiled.bucket) == list(plain.bucket)
     assert [compiled.min, compiled.max, compiled.num] == [plain.min, plain.max, plain.num]

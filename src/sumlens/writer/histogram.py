@@ -156,11 +156,16 @@ def _compiled(flat: np.ndarray) -> tuple[np.ndarray, float, float, float, float]
     if helper is None:
         return binned(values)
     middle = values.size // 2
-    first = helper.submit(binned, values[:middle])
+    given = [values[:middle]]  # emptied when taken back: a cancelled job holds no array
+    first = helper.submit(lambda: binned(given[0]))
     counts, total, squares, low, high = binned(values[middle:])
     # A helper not started by now (its core taken by other work) would only add its wait:
-    # its half is binned here instead, so a call never takes longer than on one thread.
-    other = binned(values[:middle]) if first.cancel() else first.result()
+    # its half is binned here instead.
+    if first.cancel():
+        given.clear()
+        other = binned(values[:middle])
+    else:
+        other = first.result()
     other_counts, other_total, other_squares, other_low, other_high = other
     return (
         counts + other_counts,
