@@ -12,7 +12,8 @@ the cell lies outside the edges (or holds NaN and infinities): not counted, as n
 leaves them out; ``-2`` that the cell holds an outer edge, placed by a search. float32
 values are looked up by their own bits, the others (float64, integers) as float64. The
 array is read a chunk at a time, each chunk counted and then summed while it is still in
-the cache (one trip through memory instead of four).
+the cache (one trip through memory instead of four). Counts are indexed by unsigned
+integers: numba checks a signed index for wrap-around, on every count (10% of the kernel).
 """
 
 from __future__ import annotations

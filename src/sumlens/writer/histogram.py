@@ -15,7 +15,9 @@ The kernels release the GIL, so a large array is binned in two halves at once, o
 the caller's thread and one on a helper thread (:func:`_compiled`), where a second core
 exists: the same two cores SummaryRecord's histograms use (the caller's and the writer
 thread's), and half the wait; a helper that has not started when the caller's half is done
-(its core busy elsewhere) hands its half back to the caller. The message is parsed from
+hands its half back to the caller (its core is busy elsewhere, or the scheduler queued it
+behind the caller: on the 2-vCPU VMs here it does so for ~60 ms after the process has been
+idle, so a call then takes one thread's time, not more). The message is parsed from
 wire bytes (:func:`_wire`): filling it from Python lists of ~600 floats costs ~100 us, a
 sixth of the whole call on a million values.
 """
