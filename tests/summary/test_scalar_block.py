@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import threading
+import time
 
 import numpy as np
 
@@ -82,3 +84,88 @@ def test_values_beyond_float32_become_infinite() -> None:
     data, ends = encode_scalar_block(collector.take(), collector.tags, "mindspore")
     event = summary_pb2.Event.FromString(bytes(data[12 : ends[0] - 4]))
     assert [value.scalar_value for value in event.summary.value] == [math.inf, -math.inf]
+
+
+def _rows(collector: ScalarCollector) -> list[tuple[int, dict[str, float]]]:
+    block = collector.take()
+    return [] if block is None else [(step, scalars) for step, _, scalars in block.rows]
+
+
+def test_a_steps_scalars_given_one_by_one_share_a_row() -> None:
+    """torch's style (one call per scalar) joins the newest row of the same step, so ten
+    scalars of a step cost the writer one row, as record() gives it."""
+    collector = ScalarCollector()
+    for step in (1, 2):
+        for k in range(10):
+            assert collector.add_value(step, None, f"t{k}", float(step * k)) is False
+    assert _rows(collector) == [
+        (step, {f"t{k}": float(step * k) for k in range(10)}) for step in (1, 2)
+    ]
+
+
+def test_only_a_new_tag_of_the_newest_rows_step_and_time_joins_it() -> None:
+    collector = ScalarCollector()
+    collector.add_value(5, None, "a", 1.0)
+    collector.add_value(5, None, "a", 2.0)  # the same tag again: both values are written
+    collector.add_value(6, None, "b", 3.0)
+    collector.add_value(5, None, "c", 4.0)  # an older step again: after step 6, in order
+    collector.add_value(7, 100.0, "d", 5.0)
+    collector.add_value(7, 100.0, "e", 6.0)  # the same wall time given: joins
+    collector.add_value(7, 101.0, "f", 7.0)  # another wall time: a row of its own
+    collector.add_value(7, None, "g", 8.0)  # now is far from 101.0: a row of its own
+    assert _rows(collector) == [
+        (5, {"a": 1.0}),
+        (5, {"a": 2.0}),
+        (6, {"b": 3.0}),
+        (5, {"c": 4.0}),
+        (7, {"d": 5.0, "e": 6.0}),
+        (7, {"f": 7.0}),
+        (7, {"g": 8.0}),
+    ]
+
+
+def test_a_row_the_writer_took_is_never_changed_again() -> None:
+    collector = ScalarCollector()
+    collector.add_value(1, None, "a", 1.0)
+    taken = collector.take()
+    collector.add_value(1, None, "b", 2.0)
+    assert taken is not None and [row[2] for row in taken.rows] == [{"a": 1.0}]
+    assert _rows(collector) == [(1, {"b": 2.0})]
+
+
+def test_values_joined_while_the_writer_takes_rows_are_each_kept_once() -> None:
+    """The caller joins rows while another thread takes them (as the writer thread does):
+    every value lands in exactly one taken row."""
+    collector = ScalarCollector()
+    blocks = []
+    done = threading.Event()
+
+    def writer() -> None:
+        while not done.is_set():
+            with collector.lock:
+                block = collector.take()
+            if block is not None:
+                blocks.append(block)
+            time.sleep(0)
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        for step in range(20_000):
+            for k in range(5):
+                collector.add_value(step, None, f"t{k}", float(step))
+    finally:
+        done.set()
+        thread.join()
+    with collector.lock:
+        last = collector.take()
+    seen = [
+        (step, tag, value)
+        for block in [*blocks, last]
+        if block is not None
+        for step, _, scalars in block.rows
+        for tag, value in scalars.items()
+    ]
+    assert sorted(seen) == sorted(
+        (step, f"t{k}", float(step)) for step in range(20_000) for k in range(5)
+    )

@@ -12,7 +12,9 @@ from helpers.tensorboard import accumulator, decoded
 
 import sumlens
 from sumlens import SummaryWriter
+from sumlens._proto import summary_pb2
 from sumlens.io import read_scalars
+from sumlens.io.framing import ReadStats, scan_all
 
 torch = pytest.importorskip("torch")
 tb_writer = pytest.importorskip("torch.utils.tensorboard")
@@ -161,6 +163,29 @@ def test_mindspore_format_reads_back(tmp_path: Path) -> None:
     assert len(summary) == 1
     columns = read_scalars(summary[0])
     assert columns["loss"][0].tolist() == [0, 1, 2]
+
+
+def test_a_steps_scalars_given_one_call_each_are_one_mindspore_event(tmp_path: Path) -> None:
+    """In MindSpore's format a step's scalars, logged one add_scalar at a time, are written
+    as record() writes them: one event per step holding them all; the same tag twice at a
+    step keeps both values."""
+    with SummaryWriter(tmp_path, file_format="mindspore") as w:
+        for step in range(3):
+            for k in range(4):
+                w.add_scalar(f"m{k}", step + k / 10, step)
+        w.add_scalar("m0", 9.5, 2)
+    (summary,) = [p for p in tmp_path.iterdir() if ".summary." in p.name]
+    data = summary.read_bytes()
+    records, _ = scan_all(data, 0, len(data), ReadStats())
+    messages = [summary_pb2.Event.FromString(data[at : at + size]) for _, at, size in records]
+    events = [
+        (event.step, [(value.tag, value.scalar_value) for value in event.summary.value])
+        for event in messages
+        if event.HasField("summary") and event.summary.value[0].HasField("scalar_value")
+    ]
+    assert events == [
+        (step, [(f"m{k}", pytest.approx(step + k / 10)) for k in range(4)]) for step in range(3)
+    ] + [(2, [("m0", 9.5)])]
 
 
 @pytest.mark.parametrize(

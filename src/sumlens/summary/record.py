@@ -414,29 +414,69 @@ class SummaryRecord:
         *,
         dataformats: str = "NCHW",
     ) -> bool:
-        """Write one value now, as an event of its own at ``step`` and ``wall_time``
-        (default: now), apart from the values waiting for the next :meth:`record`.
+        """Write one value now, at ``step`` and ``wall_time`` (default: now), apart from
+        the values waiting for the next :meth:`record`.
 
         The style of torch's ``SummaryWriter`` (each call its own step; steps may
         interleave between tags), at this record's cost: the value is checked and copied
-        as :meth:`add_value` does it, plain numbers take the scalar fast lane, and a
+        as :meth:`add_value` does it, plain numbers take the scalar fast lane (where a
+        step's scalars given one after another share one event, as :meth:`record` writes
+        them: :meth:`~sumlens.summary.scalar_block.ScalarCollector.add_value`), and a
         CUDA tensor is copied without waiting for the device. Returns what
         :meth:`record` returns.
         """
         owner = "SummaryRecord.record_value"
-        step = check_int(step, "step", owner, INT64_MIN, maximum=INT64_MAX)
-        wall = self._wall_time(wall_time, owner)
-        if not self._writable(f"record_value({plugin!r}, {name!r})"):
-            return False
+        if type(step) is not int or not INT64_MIN <= step <= INT64_MAX:
+            step = check_int(step, "step", owner, INT64_MIN, maximum=INT64_MAX)
+        given = None if wall_time is None else self._wall_time(wall_time, owner)
+        if self._closed or self._forked:  # said once; the call is only named then
+            return self._writable(f"record_value({plugin!r}, {name!r})")
+        self._raise_pending()
         if plugin == "scalar" and type(name) is str and name and name.isascii():  # hot path
             number = _plain_scalar(value)
             if number is not None:
-                return self._scalar_row(step, wall, {name: number})
+                if self._room is not None:  # size-bound files: a row of its own, checked
+                    wall = time.time() if given is None else given
+                    return self._scalar_row(step, wall, {name: number})
+                if self._scalar_steps.add_value(step, given, name, number):
+                    self._hand_over()
+                return not self._pipeline.failed
+        wall = time.time() if given is None else given
         key = check_choice(plugin, "plugin", owner, PLUGINS, ignore_case=True)
         item = self._make_item(key, name, value, dataformats, alone=True)
         if key == "scalar" and isinstance(item.value, float):
             return self._scalar_row(step, wall, {name: item.value})
         return self._write_alone(StepBatch(step, wall, [item]))
+
+    def record_scalar(self, tag: str, value: Any, step: Any) -> bool:
+        """:meth:`record_value` of one scalar at ``step``, now: torch's ``add_scalar``.
+
+        The call a training loop makes most, so the common one (a non-empty ASCII ``tag``,
+        a Python float or int, an int ``step``, a record open and not size-bound) goes
+        straight to the scalar fast lane, where a step's scalars given one after another
+        share one row and one event
+        (:meth:`~sumlens.summary.scalar_block.ScalarCollector.add_value`); anything else
+        takes :meth:`record_value`, which checks it.
+        """
+        kind = type(value)
+        if (
+            (kind is float or kind is int)
+            and type(step) is int
+            and INT64_MIN <= step <= INT64_MAX
+            and type(tag) is str
+            and tag
+            and tag.isascii()
+            and self._room is None
+            and not (self._closed or self._forked)
+        ):
+            if self.raise_exception:
+                self._raise_pending()
+            if self._scalar_steps.add_value(
+                step, None, tag, value if kind is float else float(value)
+            ):
+                self._hand_over()
+            return not self._pipeline.failed
+        return self.record_value("scalar", tag, value, step)
 
     def record_tensorboard_event(
         self,

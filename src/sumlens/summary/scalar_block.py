@@ -1,18 +1,23 @@
 """Scalar-only steps, handed over by the caller as they are and written as one block.
 
-Most ``record`` calls carry a few scalars and nothing else. For those the caller does
-as little as it can: it appends one ``(step, wall time, {tag: value})`` row to a deque
-(after a training step the caches are cold, and every extra object or call costs
-microseconds there). The writer thread takes the rows at each wake-up, packs them into
-columns and serializes them with one compiled pass (:mod:`sumlens.summary._scalar_jit`)
-that releases the GIL. Before a step with other values the caller cuts the rows it has
-into a block of their own, so the file keeps recording order (see :class:`ScalarCollector`).
+Most ``record`` calls carry a few scalars and nothing else. For those the caller does as
+little as it can: it appends one ``(step, wall time, {tag: value})`` row to a deque (after a
+training step the caches are cold, and every extra object or call costs microseconds there).
+Scalars logged one call each, as torch's ``add_scalar`` logs them, join the newest row of
+their step (:meth:`ScalarCollector.add_value`): with a row per value, the writer thread's
+work per row (holding the GIL) made ten scalars a step cost the caller 4.4 us each, 0.8
+joined (``benchmarks/bench_write.py``, scalar10). The writer thread takes the rows at each
+wake-up, packs them into columns and serializes them with one compiled pass
+(:mod:`sumlens.summary._scalar_jit`) that releases the GIL. Before a step with other values
+the caller cuts the rows it has into a block of their own, so the file keeps recording order
+(see :class:`ScalarCollector`).
 """
 
 from __future__ import annotations
 
 import sys
 import threading
+import time
 from collections import deque
 
 import numpy as np
@@ -25,6 +30,9 @@ ROW_BYTES = 64 + 32 + 24 + 8 + 8
 """Memory of one row besides its dict: the tuple, the step, the wall time, two list slots."""
 VALUE_BYTES = 24
 """Memory of one scalar value (a Python float) in a row's dict."""
+JOIN_SECONDS = 0.1
+"""How long after a row began a scalar of the same step given without a wall time may join
+it (taking the row's time): the same step's values, logged one after another."""
 
 
 class TagTable:
@@ -82,11 +90,12 @@ class ScalarBlock:
 class ScalarCollector:
     """The caller's scalar-only rows not yet handed over, and the rule that keeps order.
 
-    The caller appends a row per step without a lock (``deque.append`` is atomic). Rows
-    leave only under :attr:`lock`, oldest first, and together with what must be written
-    around them: the caller cuts them into a block and queues it, then the step that
-    follows, both under the lock; the writer, under the lock too, drains its queue and
-    then takes the rows (newer than everything queued). So the file keeps recording order.
+    The caller appends a row per step without a lock (``deque.append`` is atomic), and
+    joins a value to the newest row under :attr:`lock`. Rows leave only under the lock,
+    oldest first, and together with what must be written around them: the caller cuts
+    them into a block and queues it, then the step that follows, both under the lock; the
+    writer, under the lock too, drains its queue and then takes the rows (newer than
+    everything queued). So the file keeps recording order.
     """
 
     def __init__(self) -> None:
@@ -100,6 +109,26 @@ class ScalarCollector:
         rows = self._rows
         rows.append((step, wall, scalars))
         return len(rows) >= BLOCK_STEPS
+
+    def add_value(self, step: int, wall: float | None, tag: str, value: float) -> bool:
+        """One scalar written on its own (torch's style: each call its step and time), joined
+        to the newest row when that row is of the same step, does not hold ``tag`` yet and
+        has the same wall time (``wall`` None: now, and a row begun up to
+        :data:`JOIN_SECONDS` ago has it); else a row of its own. A step's ten scalars so
+        become one row, and one event, as :meth:`add_step` makes them; the writer takes
+        rows under :attr:`lock` (:meth:`take`), so a row is only changed while it waits.
+        True once :data:`BLOCK_STEPS` rows wait, for the caller to hand them over."""
+        now = time.time() if wall is None else wall
+        rows = self._rows
+        with self.lock:
+            if rows:
+                newest_step, newest_wall, scalars = rows[-1]
+                recent = wall is None and 0 <= now - newest_wall <= JOIN_SECONDS
+                if newest_step == step and (recent or now == newest_wall) and tag not in scalars:
+                    scalars[tag] = value
+                    return False
+            rows.append((step, now, {tag: value}))
+            return len(rows) >= BLOCK_STEPS
 
     def take(self) -> ScalarBlock | None:
         """Remove the waiting rows as a block (None if none); the caller holds :attr:`lock`."""
