@@ -420,7 +420,7 @@ class SummaryRecord:
         The style of torch's ``SummaryWriter`` (each call its own step; steps may
         interleave between tags), at this record's cost: the value is checked and copied
         as :meth:`add_value` does it, plain numbers take the scalar fast lane (where a
-        step's scalars given one after another share one event, as :meth:`record` writes
+        step's scalars given one after another share one row, as :meth:`record` gives
         them: :meth:`~sumlens.summary.scalar_block.ScalarCollector.add_value`), and a
         CUDA tensor is copied without waiting for the device. Returns what
         :meth:`record` returns.
@@ -454,9 +454,8 @@ class SummaryRecord:
         The call a training loop makes most, so the common one (a non-empty ASCII ``tag``,
         a Python float or int, an int ``step``, a record open and not size-bound) goes
         straight to the scalar fast lane, where a step's scalars given one after another
-        share one row and one event
-        (:meth:`~sumlens.summary.scalar_block.ScalarCollector.add_value`); anything else
-        takes :meth:`record_value`, which checks it.
+        share one row (:meth:`~sumlens.summary.scalar_block.ScalarCollector.add_value`);
+        anything else takes :meth:`record_value`, which checks it.
         """
         kind = type(value)
         if (

@@ -115,9 +115,10 @@ class ScalarCollector:
         to the newest row when that row is of the same step, does not hold ``tag`` yet and
         has the same wall time (``wall`` None: now, and a row begun up to
         :data:`JOIN_SECONDS` ago has it); else a row of its own. A step's ten scalars so
-        become one row, and one event, as :meth:`add_step` makes them; the writer takes
-        rows under :attr:`lock` (:meth:`take`), so a row is only changed while it waits.
-        True once :data:`BLOCK_STEPS` rows wait, for the caller to hand them over."""
+        become one row, as :meth:`add_step` makes them (one event in MindSpore's format;
+        TensorBoard's has an event per scalar either way); the writer takes rows under
+        :attr:`lock` (:meth:`take`), so a row is only changed while it waits. True once
+        :data:`BLOCK_STEPS` rows wait, for the caller to hand them over."""
         now = time.time() if wall is None else wall
         rows = self._rows
         with self.lock:
