@@ -124,6 +124,17 @@ def test_only_a_new_tag_of_the_newest_rows_step_and_time_joins_it() -> None:
     ]
 
 
+def test_a_value_given_while_the_lock_is_held_starts_a_row_without_waiting() -> None:
+    """The lock held (by the writer taking rows, or by this very thread interrupted by a
+    signal handler that logs a scalar): the value is not joined, and not waited with."""
+    collector = ScalarCollector()
+    collector.add_value(3, None, "a", 1.0)
+    with collector.lock:
+        assert collector.add_value(3, None, "b", 2.0) is False
+    collector.add_value(3, None, "c", 3.0)
+    assert _rows(collector) == [(3, {"a": 1.0}), (3, {"b": 2.0, "c": 3.0})]
+
+
 def test_a_row_the_writer_took_is_never_changed_again() -> None:
     collector = ScalarCollector()
     collector.add_value(1, None, "a", 1.0)

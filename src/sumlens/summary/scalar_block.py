@@ -121,15 +121,24 @@ class ScalarCollector:
         :data:`BLOCK_STEPS` rows wait, for the caller to hand them over."""
         now = time.time() if wall is None else wall
         rows = self._rows
-        with self.lock:
-            if rows:
-                newest_step, newest_wall, scalars = rows[-1]
-                recent = wall is None and 0 <= now - newest_wall <= JOIN_SECONDS
-                if newest_step == step and (recent or now == newest_wall) and tag not in scalars:
-                    scalars[tag] = value
-                    return False
+        # Never wait for the lock: the writer holds it for a moment, and a signal handler
+        # that interrupted this thread inside this block would wait for itself. Without
+        # it the value starts a row of its own (appending needs no lock).
+        if self.lock.acquire(blocking=False):
+            try:
+                if rows:
+                    newest_step, newest_wall, scalars = rows[-1]
+                    recent = wall is None and 0 <= now - newest_wall <= JOIN_SECONDS
+                    joins = recent or now == newest_wall
+                    if newest_step == step and joins and tag not in scalars:
+                        scalars[tag] = value
+                        return False
+                rows.append((step, now, {tag: value}))
+            finally:
+                self.lock.release()
+        else:
             rows.append((step, now, {tag: value}))
-            return len(rows) >= BLOCK_STEPS
+        return len(rows) >= BLOCK_STEPS
 
     def take(self) -> ScalarBlock | None:
         """Remove the waiting rows as a block (None if none); the caller holds :attr:`lock`."""
