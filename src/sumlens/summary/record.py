@@ -433,7 +433,7 @@ class SummaryRecord:
             return self._writable(f"record_value({plugin!r}, {name!r})")
         self._raise_pending()
         if plugin == "scalar" and type(name) is str and name and name.isascii():  # hot path
-            number = _plain_scalar(value)
+            number = value if type(value) is float else _plain_scalar(value)
             if number is not None:
                 if self._room is not None:  # size-bound files: a row of its own, checked
                     wall = time.time() if given is None else given
@@ -447,35 +447,6 @@ class SummaryRecord:
         if key == "scalar" and isinstance(item.value, float):
             return self._scalar_row(step, wall, {name: item.value})
         return self._write_alone(StepBatch(step, wall, [item]))
-
-    def record_scalar(self, tag: str, value: Any, step: Any) -> bool:
-        """:meth:`record_value` of one scalar at ``step``, now: torch's ``add_scalar``.
-
-        The call a training loop makes most, so the common one (a non-empty ASCII ``tag``,
-        a Python float or int, an int ``step``, a record open and not size-bound) goes
-        straight to the scalar fast lane, where a step's scalars given one after another
-        share one row (:meth:`~sumlens.summary.scalar_block.ScalarCollector.add_value`);
-        anything else takes :meth:`record_value`, which checks it.
-        """
-        kind = type(value)
-        if (
-            (kind is float or kind is int)
-            and type(step) is int
-            and INT64_MIN <= step <= INT64_MAX
-            and type(tag) is str
-            and tag
-            and tag.isascii()
-            and self._room is None
-            and not (self._closed or self._forked)
-        ):
-            if self.raise_exception:
-                self._raise_pending()
-            if self._scalar_steps.add_value(
-                step, None, tag, value if kind is float else float(value)
-            ):
-                self._hand_over()
-            return not self._pipeline.failed
-        return self.record_value("scalar", tag, value, step)
 
     def record_tensorboard_event(
         self,
@@ -820,9 +791,12 @@ class SummaryRecord:
         logger.warning("%r: no graph of network %s was written: %s", self, network, reason)
 
     def _raise_pending(self) -> None:
-        error = self._pipeline.take_error()
-        if error is not None and self.raise_exception:
-            raise error
+        """Raise the first write error since the last call, with ``raise_exception=True``
+        (otherwise it was logged, and :meth:`record` answers False)."""
+        if self.raise_exception:
+            error = self._pipeline.take_error()
+            if error is not None:
+                raise error
 
     def _disable_after_fork(self) -> None:
         """In a forked child: never write, never wait (the writer thread stayed in the parent)."""

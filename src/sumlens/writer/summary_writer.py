@@ -193,9 +193,8 @@ class SummaryWriter:
         synchronised). ``new_style`` writes it as a tensor of the scalars plugin, in double
         precision with ``double_precision`` (TensorBoard's format only; these read the
         value now)."""
-        plain = not (new_style or double_precision or self._reopen)
-        if plain and type(global_step) is int and walltime is None:
-            self._current.record_scalar(tag, scalar_value, global_step)
+        if type(global_step) is int and not (new_style or double_precision or self._reopen):
+            self._current.record_value("scalar", tag, scalar_value, global_step, walltime)
             return  # the common call, with as few steps between it and the record as can be
         step = _step(global_step)
         if (new_style or double_precision) and self.file_format == "tensorboard":
