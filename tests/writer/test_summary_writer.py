@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers.summary import wait_for
 from helpers.tensorboard import accumulator, decoded
 
 import sumlens
@@ -188,6 +189,26 @@ def test_a_steps_scalars_given_one_call_each_are_one_mindspore_event(tmp_path: P
     ] + [(2, [("m0", 9.5)])]
 
 
+def test_a_value_given_after_its_steps_row_was_written_keeps_its_own_time(
+    tmp_path: Path,
+) -> None:
+    """A step's scalars share the time of its first one only until the writer takes the
+    row (within its wake-up period): the eval of step 5, logged minutes after step 5's
+    loss, keeps the time it was logged at."""
+    with SummaryWriter(tmp_path) as w:
+        w.add_scalar("loss", 1.0, 5)
+        w.add_scalar("acc", 0.5, 5)
+
+        def written() -> bool | None:
+            return "loss" in accumulator(tmp_path).Tags()["scalars"] or None
+
+        assert wait_for(written, timeout=30.0)  # no flush: the writer took the row itself
+        w.add_scalar("eval", 0.25, 5)
+    acc = accumulator(tmp_path)
+    (loss,), (joined,), (late,) = (acc.Scalars(tag) for tag in ("loss", "acc", "eval"))
+    assert joined.wall_time == loss.wall_time < late.wall_time
+
+
 @pytest.mark.parametrize(
     ("options", "match"),
     [
@@ -241,10 +262,12 @@ def test_values_after_close_go_to_a_new_file(tmp_path: Path) -> None:
     """As with torch's writer: closing is not the end of the writer."""
     writer = SummaryWriter(tmp_path)
     writer.add_scalar("loss", 1.0, 0)
+    writer.add_scalar("acc", 0.5, 1)
     writer.close()
     writer.close()  # twice is fine
-    writer.add_scalar("loss", 2.0, 1)
+    writer.add_scalar("loss", 2.0, 1)  # could join step 1's row, had it not been written
     writer.flush()
     writer.close()
     assert len([p for p in tmp_path.iterdir() if "tfevents" in p.name]) == 2
     assert _scalars(accumulator(tmp_path), "loss") == [(0, 1.0), (1, 2.0)]
+    assert _scalars(accumulator(tmp_path), "acc") == [(1, 0.5)]

@@ -175,6 +175,14 @@ class SummaryRecord:
         self._op_values: dict[tuple[str, str], Item] = {}
         self._scalars: dict[str, float] = {}
         self._scalar_steps = ScalarCollector()
+        self.join_scalar: Callable[[int, str, float], bool] = self._scalar_steps.join
+        """``join_scalar(step, tag, value)``: the hot path of torch's ``add_scalar``, for
+        the API built on this record (:class:`sumlens.SummaryWriter`). It adds a Python
+        float to the row that :meth:`record_value` opened for ``step``, if ``tag`` was given
+        to :meth:`record_value` before and is new to that row, and says whether it did:
+        False (the row was written, or the record closed) means give the value to
+        :meth:`record_value`. Nothing else is checked: a write error is raised
+        (``raise_exception``) at the next :meth:`record_value`."""
         self._closed = False
         self._said_closed = False
         self._forked = False

@@ -4,9 +4,10 @@ Most ``record`` calls carry a few scalars and nothing else. For those the caller
 little as it can: it appends one ``(step, wall time, {tag: value})`` row to a deque (after a
 training step the caches are cold, and every extra object or call costs microseconds there).
 Scalars logged one call each, as torch's ``add_scalar`` logs them, join the newest row of
-their step (:meth:`ScalarCollector.add_value`): with a row per value, the writer thread's
-work per row (holding the GIL) made ten scalars a step cost the caller 4.4 us each, 0.8
-joined (``benchmarks/bench_write.py``, scalar10). The writer thread takes the rows at each
+their step (:meth:`ScalarCollector.join`): with a row per value, the writer thread's
+work per row (holding the GIL) made ten scalars a step cost the caller 4.4 us each; joined
+under a lock, 0.7; joined without a lock or a clock, 0.3, less than ``add_value`` and
+``record`` take (``benchmarks/bench_write.py``, scalar10). The writer thread takes the rows at each
 wake-up, packs them into columns and serializes them with one compiled pass
 (:mod:`sumlens.summary._scalar_jit`) that releases the GIL. Before a step with other values
 the caller cuts the rows it has into a block of their own, so the file keeps recording order
@@ -30,9 +31,56 @@ ROW_BYTES = 64 + 32 + 24 + 8 + 8
 """Memory of one row besides its dict: the tuple, the step, the wall time, two list slots."""
 VALUE_BYTES = 24
 """Memory of one scalar value (a Python float) in a row's dict."""
-JOIN_SECONDS = 0.1
-"""How long after a row began a scalar of the same step given without a wall time may join
-it (taking the row's time): the same step's values, logged one after another."""
+
+
+class JoinableRow(dict):
+    """The values of a row that later scalars of its step may still join (see
+    :meth:`ScalarCollector.add_value`); whoever takes the row seals it first."""
+
+    __slots__ = ()
+
+
+SEALED = object()
+"""The key a taken :class:`JoinableRow` is sealed with: what was added before it is written
+with the row, what after it is not (and its caller knows, and starts a row of its own)."""
+
+
+def _joined(values: JoinableRow, tag: str, value: float) -> bool:
+    """Add ``value`` to an open row if ``tag`` is new to it, and say whether it counts.
+
+    Each step is one atomic dict operation, so no lock is needed: two threads adding the
+    same tag cannot both win (``setdefault``), and the row's insertion order tells whether
+    the value came before the seal of the thread that took the row (then it is written with
+    the row) or after it (then it is not, and False starts a row of its own).
+    """
+    if tag in values or values.setdefault(tag, value) is not value:
+        return False
+    return SEALED not in values or _before_seal(values, tag)
+
+
+def _before_seal(values: JoinableRow, tag: str) -> bool:
+    for key in values.copy():  # a copy: another thread may be adding to the row
+        if key is SEALED:
+            return False
+        if key == tag:
+            return True
+    return False
+
+
+def _sealed(values: JoinableRow) -> dict[str, float]:
+    """Seal a row being taken and return the values added before the seal."""
+    count = len(values)
+    values.setdefault(SEALED, 0.0)
+    kept = values.copy()
+    if len(kept) == count + 1:  # nearly always: only the seal came, so it is the last key
+        kept.popitem()
+        return kept
+    before = {}
+    for key, value in kept.items():
+        if key is SEALED:
+            break
+        before[key] = value
+    return before
 
 
 class TagTable:
@@ -91,62 +139,91 @@ class ScalarCollector:
     """The caller's scalar-only rows not yet handed over, and the rule that keeps order.
 
     The caller appends a row per step without a lock (``deque.append`` is atomic), and
-    joins a value to the newest row under :attr:`lock`. Rows leave only under the lock,
-    oldest first, and together with what must be written around them: the caller cuts
-    them into a block and queues it, then the step that follows, both under the lock; the
-    writer, under the lock too, drains its queue and then takes the rows (newer than
-    everything queued). So the file keeps recording order.
+    joins torch-style values to the row its last one opened without a lock either
+    (:meth:`join`: see :func:`_joined`). Rows leave only under :attr:`lock`, oldest first,
+    and together with what must be written around them: the caller cuts them into a block
+    and queues it, then the step that follows, both under the lock; the writer, under the
+    lock too, drains its queue and then takes the rows (newer than everything queued). So
+    the file keeps recording order.
     """
 
     def __init__(self) -> None:
         self.tags = TagTable()
         self.lock = threading.Lock()
         self._rows: deque[tuple[int, float, dict[str, float]]] = deque()
+        self._open: tuple[int, float, JoinableRow] | None = None
+        """The newest row, if a value without a wall time opened it (:meth:`join` joins it)."""
+        self._given: tuple[int, float, JoinableRow] | None = None
+        """The newest row, if a value with a wall time opened it (values of that time join)."""
+        self._checked: set[str] = set()
+        """Tags :meth:`add_value` was given (checked by its caller): only these may join."""
 
     def add_step(self, step: int, wall: float, scalars: dict[str, float]) -> bool:
         """Append one step's scalars (the dict is kept: do not change it afterwards);
         True once :data:`BLOCK_STEPS` rows wait, for the caller to hand them over."""
         rows = self._rows
+        self._open = self._given = None  # later values come after this row
         rows.append((step, wall, scalars))
         return len(rows) >= BLOCK_STEPS
 
+    def join(self, step: int, tag: str, value: float) -> bool:
+        """Add a scalar given without a wall time to the open row, if that row is of
+        ``step``, has no ``tag`` yet and was not taken yet; False: nothing was added, give
+        the value to :meth:`add_value`. ``tag`` must be one :meth:`add_value` was given
+        before (checked by its caller) and ``value`` a float.
+
+        The hot path of torch's ``add_scalar``: no lock and no clock (the row has the time
+        of its first value, and the writer takes it within :data:`BLOCK_SECONDS`, so a value
+        given later at the same step starts a row with a time of its own).
+        """
+        row = self._open
+        if row is None or row[0] != step or tag not in self._checked:
+            return False
+        values = row[2]  # as _joined does it, without the call
+        if tag in values or values.setdefault(tag, value) is not value:
+            return False
+        return SEALED not in values or _before_seal(values, tag)
+
     def add_value(self, step: int, wall: float | None, tag: str, value: float) -> bool:
-        """One scalar written on its own (torch's style: each call its step and time), joined
-        to the newest row when that row is of the same step, does not hold ``tag`` yet and
-        has the same wall time (``wall`` None: now, and a row begun up to
-        :data:`JOIN_SECONDS` ago has it); else a row of its own. A step's ten scalars so
-        become one row, as :meth:`add_step` makes them (one event in MindSpore's format;
-        TensorBoard's has an event per scalar either way); the writer takes rows under
-        :attr:`lock` (:meth:`take`), so a row is only changed while it waits. True once
+        """One scalar written on its own (torch's style: each call its step and time),
+        joined to the newest row when :meth:`join` would join it, or when ``wall`` is given
+        and a value given that wall time opened the row; else a row of its own. A step's ten scalars
+        so become one row, as :meth:`add_step` makes them (one event in MindSpore's
+        format; TensorBoard's has an event per scalar either way). True once
         :data:`BLOCK_STEPS` rows wait, for the caller to hand them over."""
-        now = time.time() if wall is None else wall
+        self._checked.add(tag)
         rows = self._rows
-        # Never wait for the lock: the writer holds it for a moment, and a signal handler
-        # that interrupted this thread inside this block would wait for itself. Without
-        # it the value starts a row of its own (appending needs no lock).
-        if self.lock.acquire(blocking=False):
-            try:
-                if rows:
-                    newest_step, newest_wall, scalars = rows[-1]
-                    recent = wall is None and 0 <= now - newest_wall <= JOIN_SECONDS
-                    joins = recent or now == newest_wall
-                    if newest_step == step and joins and tag not in scalars:
-                        scalars[tag] = value
-                        return False
-                rows.append((step, now, {tag: value}))
-            finally:
-                self.lock.release()
-        else:
-            rows.append((step, now, {tag: value}))
+        if wall is None:
+            row = self._open
+            if row is not None and row[0] == step and _joined(row[2], tag, value):
+                return False
+            values = JoinableRow()
+            values[tag] = value
+            row = (step, time.time(), values)
+            rows.append(row)
+            self._open, self._given = row, None
+            return len(rows) >= BLOCK_STEPS
+        row = self._given
+        if row is not None and row[0] == step and row[1] == wall and _joined(row[2], tag, value):
+            return False
+        values = JoinableRow()
+        values[tag] = value
+        row = (step, wall, values)
+        rows.append(row)
+        self._open, self._given = None, row
         return len(rows) >= BLOCK_STEPS
 
     def take(self) -> ScalarBlock | None:
-        """Remove the waiting rows as a block (None if none); the caller holds :attr:`lock`."""
+        """Remove the waiting rows as a block (None if none); the caller holds :attr:`lock`.
+        Rows values may still join are sealed first (:func:`_sealed`)."""
         rows = self._rows
         taken = []
         try:
             while True:
-                taken.append(rows.popleft())
+                row = rows.popleft()
+                if type(row[2]) is JoinableRow:
+                    row = (row[0], row[1], _sealed(row[2]))
+                taken.append(row)
         except IndexError:
             pass
         return ScalarBlock(taken) if taken else None
@@ -155,6 +232,7 @@ class ScalarCollector:
         """A forked child's copy: a fresh lock, no rows."""
         self.lock = threading.Lock()
         self._rows = deque()
+        self._open = self._given = None
 
 
 def encode_scalar_block(
