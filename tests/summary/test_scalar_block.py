@@ -13,7 +13,6 @@ from sumlens._proto import summary_pb2, tensorboard_pb2
 from sumlens.io.framing import ReadStats, encode_record, scan_all
 from sumlens.summary.scalar_block import (
     BLOCK_STEPS,
-    JoinableRow,
     ScalarCollector,
     _before_seal,
     _sealed,
@@ -181,7 +180,7 @@ def test_a_value_added_after_its_row_was_sealed_starts_a_row_of_its_own() -> Non
     assert collector.add_value(1, None, "c", 3.0) is False
     assert _rows(collector) == [(1, {"c": 3.0})]
 
-    values = JoinableRow()
+    values: dict = {}
     values["a"] = 1.0
     assert _sealed(values) == {"a": 1.0}
     assert _before_seal(values, "a") is True

@@ -33,19 +33,19 @@ VALUE_BYTES = 24
 """Memory of one scalar value (a Python float) in a row's dict."""
 
 
-class JoinableRow(dict):
-    """The values of a row that later scalars of its step may still join (see
-    :meth:`ScalarCollector.add_value`); whoever takes the row seals it first."""
-
-    __slots__ = ()
-
-
+Row = tuple[int, float, dict[str, float]]
+"""A step's scalars: ``(step, wall time, {tag: value})``."""
+OpenRow = tuple[int, float, dict[str, float], bool]
+"""A row that later values of its step may still join (:meth:`ScalarCollector.add_value`):
+the fourth item marks it, for the one who takes it to seal it first. (A mark inside the
+dict's type instead, a dict subclass, made every row an object the garbage collector
+tracks: a scalar a step cost 4x more.)"""
 SEALED = object()
-"""The key a taken :class:`JoinableRow` is sealed with: what was added before it is written
+"""The key a taken open row's values are sealed with: what was added before it is written
 with the row, what after it is not (and its caller knows, and starts a row of its own)."""
 
 
-def _joined(values: JoinableRow, tag: str, value: float) -> bool:
+def _joined(values: dict[str, float], tag: str, value: float) -> bool:
     """Add ``value`` to an open row if ``tag`` is new to it, and say whether it counts.
 
     Each step is one atomic dict operation, so no lock is needed: two threads adding the
@@ -58,7 +58,7 @@ def _joined(values: JoinableRow, tag: str, value: float) -> bool:
     return SEALED not in values or _before_seal(values, tag)
 
 
-def _before_seal(values: JoinableRow, tag: str) -> bool:
+def _before_seal(values: dict[str, float], tag: str) -> bool:
     for key in values.copy():  # a copy: another thread may be adding to the row
         if key is SEALED:
             return False
@@ -67,7 +67,7 @@ def _before_seal(values: JoinableRow, tag: str) -> bool:
     return False
 
 
-def _sealed(values: JoinableRow) -> dict[str, float]:
+def _sealed(values: dict[str, float]) -> dict[str, float]:
     """Seal a row being taken and return the values added before the seal."""
     count = len(values)
     values.setdefault(SEALED, 0.0)
@@ -118,7 +118,7 @@ class ScalarBlock:
 
     __slots__ = ("queued", "rows")
 
-    def __init__(self, rows: list[tuple[int, float, dict[str, float]]]) -> None:
+    def __init__(self, rows: list[Row]) -> None:
         self.rows = rows
         self.queued = True
 
@@ -150,10 +150,10 @@ class ScalarCollector:
     def __init__(self) -> None:
         self.tags = TagTable()
         self.lock = threading.Lock()
-        self._rows: deque[tuple[int, float, dict[str, float]]] = deque()
-        self._open: tuple[int, float, JoinableRow] | None = None
+        self._rows: deque[Row | OpenRow] = deque()
+        self._open: OpenRow | None = None
         """The newest row, if a value without a wall time opened it (:meth:`join` joins it)."""
-        self._given: tuple[int, float, JoinableRow] | None = None
+        self._given: OpenRow | None = None
         """The newest row, if a value with a wall time opened it (values of that time join)."""
         self._checked: set[str] = set()
         """Tags :meth:`add_value` was given (checked by its caller): only these may join."""
@@ -197,31 +197,27 @@ class ScalarCollector:
             row = self._open
             if row is not None and row[0] == step and _joined(row[2], tag, value):
                 return False
-            values = JoinableRow()
-            values[tag] = value
-            row = (step, time.time(), values)
+            row = (step, time.time(), {tag: value}, True)
             rows.append(row)
             self._open, self._given = row, None
             return len(rows) >= BLOCK_STEPS
         row = self._given
         if row is not None and row[0] == step and row[1] == wall and _joined(row[2], tag, value):
             return False
-        values = JoinableRow()
-        values[tag] = value
-        row = (step, wall, values)
+        row = (step, wall, {tag: value}, True)
         rows.append(row)
         self._open, self._given = None, row
         return len(rows) >= BLOCK_STEPS
 
     def take(self) -> ScalarBlock | None:
         """Remove the waiting rows as a block (None if none); the caller holds :attr:`lock`.
-        Rows values may still join are sealed first (:func:`_sealed`)."""
+        Open rows (values may still join them) are sealed first (:func:`_sealed`)."""
         rows = self._rows
-        taken = []
+        taken: list[Row] = []
         try:
             while True:
                 row = rows.popleft()
-                if type(row[2]) is JoinableRow:
+                if len(row) == 4:
                     row = (row[0], row[1], _sealed(row[2]))
                 taken.append(row)
         except IndexError:
