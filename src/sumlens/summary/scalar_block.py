@@ -7,8 +7,8 @@ Scalars logged one call each, as torch's ``add_scalar`` logs them, join the newe
 their step (:meth:`ScalarCollector.join`): with a row per value, the writer thread's
 work per row (holding the GIL) made ten scalars a step cost the caller 4.4 us each; joined
 under a lock, 0.7; joined without a lock or a clock, 0.3, less than ``add_value`` and
-``record`` take (``benchmarks/bench_write.py``, scalar10). The writer thread takes the rows at each
-wake-up, packs them into columns and serializes them with one compiled pass
+``record`` take (``benchmarks/bench_write.py``, scalar10). The writer thread takes the rows
+at each wake-up, packs them into columns and serializes them with one compiled pass
 (:mod:`sumlens.summary._scalar_jit`) that releases the GIL. Before a step with other values
 the caller cuts the rows it has into a block of their own, so the file keeps recording order
 (see :class:`ScalarCollector`).
@@ -37,9 +37,8 @@ Row = tuple[int, float, dict[str, float]]
 """A step's scalars: ``(step, wall time, {tag: value})``."""
 OpenRow = tuple[int, float, dict[str, float], bool]
 """A row that later values of its step may still join (:meth:`ScalarCollector.add_value`):
-the fourth item marks it, for the one who takes it to seal it first. (A mark inside the
-dict's type instead, a dict subclass, made every row an object the garbage collector
-tracks: a scalar a step cost 4x more.)"""
+the fourth item marks it, for the one who takes it to seal it first. (A dict subclass as
+the mark would make every row an object the garbage collector tracks.)"""
 SEALED = object()
 """The key a taken open row's values are sealed with: what was added before it is written
 with the row, what after it is not (and its caller knows, and starts a row of its own)."""
@@ -187,9 +186,9 @@ class ScalarCollector:
     def add_value(self, step: int, wall: float | None, tag: str, value: float) -> bool:
         """One scalar written on its own (torch's style: each call its step and time),
         joined to the newest row when :meth:`join` would join it, or when ``wall`` is given
-        and a value given that wall time opened the row; else a row of its own. A step's ten scalars
-        so become one row, as :meth:`add_step` makes them (one event in MindSpore's
-        format; TensorBoard's has an event per scalar either way). True once
+        and a value given that wall time opened the row; else a row of its own. A step's
+        ten scalars so become one row, as :meth:`add_step` makes them (one event in
+        MindSpore's format; TensorBoard's has an event per scalar either way). True once
         :data:`BLOCK_STEPS` rows wait, for the caller to hand them over."""
         self._checked.add(tag)
         rows = self._rows
