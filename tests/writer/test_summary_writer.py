@@ -206,7 +206,8 @@ def test_a_value_given_after_its_steps_row_was_written_keeps_its_own_time(
         w.add_scalar("eval", 0.25, 5)
     acc = accumulator(tmp_path)
     (loss,), (joined,), (late,) = (acc.Scalars(tag) for tag in ("loss", "acc", "eval"))
-    assert joined.wall_time == loss.wall_time < late.wall_time
+    # Equal times, unless the writer happened to take the row between the first two calls.
+    assert loss.wall_time <= joined.wall_time < late.wall_time
 
 
 @pytest.mark.parametrize(
