@@ -12,14 +12,13 @@ With the default edges, real numbers are binned by a compiled kernel
 :data:`HISTOGRAM_KERNELS` is ready (compiled in the background, as the writer's other
 kernels: :mod:`sumlens._numba`), by numpy until then; both give the same buckets.
 The kernels release the GIL, so a large array is binned in two halves at once, one on
-the caller's thread and one on a helper thread (:func:`_compiled`), where a second core
-exists: the same two cores SummaryRecord's histograms use (the caller's and the writer
-thread's), and half the wait; a helper that has not started when the caller's half is done
-hands its half back to the caller (its core is busy elsewhere, or the scheduler queued it
-behind the caller: on the 2-vCPU VMs here it does so for ~60 ms after the process has been
-idle, so a call then takes one thread's time, not more). The message is parsed from
-wire bytes (:func:`_wire`): filling it from Python lists of ~600 floats costs ~100 us, a
-sixth of the whole call on a million values.
+the caller's thread and one on a helper thread kept off the caller's CPU
+(:mod:`sumlens.writer.split_helper`), where a second core exists: the same two cores
+SummaryRecord's histograms use (the caller's and the writer thread's), and half the wait;
+a helper that has not started when the caller's half is done (its core busy elsewhere)
+hands its half back to the caller, so a call takes one thread's time, not more. The
+message is parsed from wire bytes (:func:`_wire`): filling it from Python lists of ~600
+floats costs ~100 us, a sixth of the whole call on a million values.
 """
 
 from __future__ import annotations
@@ -28,7 +27,6 @@ import functools
 import math
 import os
 import struct
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -36,6 +34,7 @@ import numpy as np
 from sumlens._numba import KernelSet
 from sumlens._proto import tensorboard_pb2
 from sumlens.summary.wire import packed_field
+from sumlens.writer.split_helper import SplitHelper
 
 TENSORFLOW_GROWTH = 1.1
 TENSORFLOW_SMALLEST = 1e-12
@@ -179,13 +178,14 @@ def _compiled(flat: np.ndarray) -> tuple[np.ndarray, float, float, float, float]
 
 
 @functools.cache
-def helper_thread() -> ThreadPoolExecutor | None:
+def helper_thread() -> SplitHelper | None:
     """The thread that bins one half of a large array (:func:`_compiled`), or None on a
     single core."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    if (cores or 1) < 2:
-        return None
-    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="sumlens-histogram")
+    if hasattr(os, "sched_getaffinity"):
+        cpus = os.sched_getaffinity(0)
+    else:
+        cpus = set(range(os.cpu_count() or 1))
+    return SplitHelper(cpus) if len(cpus) >= 2 else None
 
 
 @functools.cache
