@@ -3,6 +3,7 @@ and torch's writer's) for any values: around every edge, NaN and infinities, int
 
 from __future__ import annotations
 
+import os
 import threading
 import weakref
 
@@ -167,3 +168,33 @@ def test_a_helper_busy_elsewhere_hands_its_half_back(kernel) -> None:  # type: i
     plain = histogram_proto(kept, EDGES)
     assert list(compiled.bucket) == list(plain.bucket)
     assert [compiled.min, compiled.max, compiled.num] == [plain.min, plain.max, plain.num]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX")
+def test_a_forked_child_bins_with_a_helper_of_its_own(kernel) -> None:  # type: ignore[no-untyped-def]
+    """The parent's helper thread is not in a forked child (and moving its CPUs from there
+    would move the parent's thread): the child makes its own and bins as the parent does."""
+    parent = helper_thread()
+    if parent is None:
+        pytest.skip("one core: large arrays are binned on the calling thread alone")
+    values = (RNG.standard_normal(SPLIT_FROM * 2) * 3).astype(np.float32)
+    expected = histogram_proto(values, "tensorflow").SerializeToString()
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: answer through the pipe, never return into pytest
+        code = 1
+        try:
+            child = helper_thread()
+            same = child is parent or child is None or child._native_id == parent._native_id
+            binned = histogram_proto(values, "tensorflow").SerializeToString()
+            code = 0 if not same and binned == expected else 2
+        finally:
+            os.write(write, bytes([code]))
+            os._exit(0)
+    os.close(write)
+    try:
+        answer = os.read(read, 1)
+    finally:
+        os.close(read)
+        os.waitpid(pid, 0)
+    assert answer == b"\x00", "the child reused the parent's helper or binned differently"

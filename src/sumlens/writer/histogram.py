@@ -11,15 +11,14 @@ With the default edges, real numbers are binned by a compiled kernel
 (:mod:`sumlens.writer._histogram_jit`, about 20x numpy's ``histogram``) once
 :data:`HISTOGRAM_KERNELS` is ready (compiled in the background, as the writer's other
 kernels: :mod:`sumlens._numba`), by numpy until then; both give the same buckets.
-The kernels release the GIL, so a large array is binned in two parts at once, one on
-the caller's thread (a little more than half: :data:`CALLER_SHARE`) and one on a helper
-thread kept off the caller's CPU
-(:mod:`sumlens.writer.split_helper`), where a second core exists: the same two cores
-SummaryRecord's histograms use (the caller's and the writer thread's), and about half the
-wait; a helper that has not started when the caller's part is done (its core busy
-elsewhere) hands its part back to the caller, so a call takes one thread's time, not more. The
-message is parsed from wire bytes (:func:`_wire`): filling it from Python lists of ~600
-floats costs ~100 us, a sixth of the whole call on a million values.
+The kernels release the GIL, so a large array is binned in two parts at once, one on the
+caller's thread (a little more than half: :data:`CALLER_SHARE`) and one on a helper thread
+kept off the caller's CPU (:mod:`sumlens.writer.split_helper`), where a second core exists:
+the same two cores SummaryRecord's histograms use (the caller's and the writer thread's),
+and about half the wait; a helper that has not started when the caller's part is done (its
+core busy elsewhere) hands its part back to the caller, so a call takes one thread's time,
+not more. The message is parsed from wire bytes (:func:`_wire`): filling it from Python
+lists of ~600 floats costs ~100 us, a sixth of the whole call on a million values.
 """
 
 from __future__ import annotations
@@ -62,7 +61,7 @@ HISTOGRAM_KERNELS = KernelSet(
 COMPILED_KINDS = "fiu"
 """Array kinds the kernel bins (bools and the rest go to numpy)."""
 SPLIT_FROM = 1 << 18
-"""Values from which an array is binned in two halves at once (below, handing half to the
+"""Values from which an array is binned in two parts at once (below, handing a part to the
 helper thread costs more than it saves)."""
 CALLER_SHARE = 0.55
 """The part of a split array the caller bins: the helper starts ~25 us late, and with the
@@ -184,13 +183,17 @@ def _compiled(flat: np.ndarray) -> tuple[np.ndarray, float, float, float, float]
 
 @functools.cache
 def helper_thread() -> SplitHelper | None:
-    """The thread that bins one half of a large array (:func:`_compiled`), or None on a
-    single core."""
+    """The thread that bins one part of a large array (:func:`_compiled`), or None on a
+    single core. A forked child makes its own (the parent's thread is not in it)."""
     if hasattr(os, "sched_getaffinity"):
         cpus = os.sched_getaffinity(0)
     else:
         cpus = set(range(os.cpu_count() or 1))
     return SplitHelper(cpus) if len(cpus) >= 2 else None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=helper_thread.cache_clear)
 
 
 @functools.cache

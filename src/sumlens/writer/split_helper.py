@@ -1,6 +1,6 @@
-"""The thread that bins one half of a large array while the caller bins the other.
+"""The thread that bins one part of a large array while the caller bins the other.
 
-Two halves at once halve the wait only if the two threads run on two CPUs. After the
+Two parts at once halve the wait only if the two threads run on two CPUs. After the
 process has been idle (between the histograms of a training loop: always), Linux wakes the
 helper on the caller's CPU, where the two share one CPU while the other idles: measured on
 the 2-vCPU VMs here, a million values took 750-1,300 us for the first ~60 ms of calls,
