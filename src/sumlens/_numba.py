@@ -167,6 +167,11 @@ class KernelSet:
         self.start()
         return False
 
+    @property
+    def started(self) -> bool:
+        """Whether getting the kernels ready has begun in this process (:meth:`start`)."""
+        return self._thread is not None
+
     def start(self) -> None:
         """Start getting the kernels ready in the background (once per process)."""
         if self._thread is not None:

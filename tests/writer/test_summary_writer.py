@@ -4,6 +4,8 @@ same buckets); MindSpore's format keeps what it cannot hold in a TensorBoard fil
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -272,3 +274,24 @@ def test_values_after_close_go_to_a_new_file(tmp_path: Path) -> None:
     assert len([p for p in tmp_path.iterdir() if "tfevents" in p.name]) == 2
     assert _scalars(accumulator(tmp_path), "loss") == [(0, 1.0), (1, 2.0)]
     assert _scalars(accumulator(tmp_path), "acc") == [(1, 0.5)]
+
+
+def test_the_histogram_kernels_start_getting_ready_with_the_writer(tmp_path: Path) -> None:
+    """torch's buckets are binned by compiled kernels once they are loaded (0.2 s from the
+    cache): a writer in TensorBoard's format starts loading them when it is made, so its
+    first histograms do not fall back to numpy. A fresh process, so nothing started them."""
+    script = (
+        "import sys\n"
+        "from sumlens import SummaryWriter\n"
+        "from sumlens.writer.histogram import HISTOGRAM_KERNELS\n"
+        "assert not HISTOGRAM_KERNELS.started\n"
+        "with SummaryWriter(sys.argv[1], file_format='mindspore'):\n"
+        "    assert not HISTOGRAM_KERNELS.started, 'MindSpore format bins its own way'\n"
+        "with SummaryWriter(sys.argv[1]):\n"
+        "    assert HISTOGRAM_KERNELS.started\n"
+        "    assert HISTOGRAM_KERNELS.wait(timeout=600)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, timeout=900
+    )
+    assert done.returncode == 0, done.stderr

@@ -37,7 +37,12 @@ from sumlens.io.remote import is_url
 from sumlens.summary import SummaryRecord
 from sumlens.summary.convert import host_view, resolve
 from sumlens.writer.arrays import host_array, snapshot_array
-from sumlens.writer.histogram import binned_at_once, check_bins, histogram_proto
+from sumlens.writer.histogram import (
+    HISTOGRAM_KERNELS,
+    binned_at_once,
+    check_bins,
+    histogram_proto,
+)
 from sumlens.writer.hparams_lineage import hparams_lineage
 from sumlens.writer.pixels import to_uint8_pixels
 
@@ -125,6 +130,8 @@ class SummaryWriter:
         if is_url(self.log_dir):
             options["upload_secs"] = flush_secs
         self._current = SummaryRecord(self.log_dir, **options)
+        if self.file_format == "tensorboard":  # torch's buckets: ready by the first histogram
+            HISTOGRAM_KERNELS.start()  # (0.2 s from the cache), as the record's own kernels
         self._reopen = False  # set by close(): a later value opens a new file
         self._options = options
         self._children: dict[str, SummaryWriter] = {}
