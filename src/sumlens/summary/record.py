@@ -440,16 +440,16 @@ class SummaryRecord:
         if self._closed or self._forked:  # said once; the call is only named then
             return self._writable(f"record_value({plugin!r}, {name!r})")
         self._raise_pending()
+        number = None
         if plugin == "scalar" and type(name) is str and name and name.isascii():  # hot path
             number = value if type(value) is float else _plain_scalar(value)
-            if number is not None:
-                if self._room is not None:  # size-bound files: a row of its own, checked
-                    wall = time.time() if given is None else given
-                    return self._scalar_row(step, wall, {name: number})
+            if number is not None and self._room is None:
                 if self._scalar_steps.add_value(step, given, name, number):
                     self._hand_over()
                 return not self._pipeline.failed
         wall = time.time() if given is None else given
+        if number is not None:  # size-bound files: a row of its own, checked
+            return self._scalar_row(step, wall, {name: number})
         key = check_choice(plugin, "plugin", owner, PLUGINS, ignore_case=True)
         item = self._make_item(key, name, value, dataformats, alone=True)
         if key == "scalar" and isinstance(item.value, float):

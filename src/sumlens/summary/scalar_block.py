@@ -178,10 +178,7 @@ class ScalarCollector:
         row = self._open
         if row is None or row[0] != step or tag not in self._checked:
             return False
-        values = row[2]  # as _joined does it, without the call
-        if tag in values or values.setdefault(tag, value) is not value:
-            return False
-        return SEALED not in values or _before_seal(values, tag)
+        return _joined(row[2], tag, value)
 
     def add_value(self, step: int, wall: float | None, tag: str, value: float) -> bool:
         """One scalar written on its own (torch's style: each call its step and time),
@@ -191,21 +188,14 @@ class ScalarCollector:
         MindSpore's format; TensorBoard's has an event per scalar either way). True once
         :data:`BLOCK_STEPS` rows wait, for the caller to hand them over."""
         self._checked.add(tag)
-        rows = self._rows
-        if wall is None:
-            row = self._open
-            if row is not None and row[0] == step and _joined(row[2], tag, value):
-                return False
-            row = (step, time.time(), {tag: value}, True)
-            rows.append(row)
-            self._open, self._given = row, None
-            return len(rows) >= BLOCK_STEPS
-        row = self._given
-        if row is not None and row[0] == step and row[1] == wall and _joined(row[2], tag, value):
+        row = self._open if wall is None else self._given
+        joins = row is not None and row[0] == step and (wall is None or row[1] == wall)
+        if joins and _joined(row[2], tag, value):
             return False
-        row = (step, wall, {tag: value}, True)
+        row = (step, time.time() if wall is None else wall, {tag: value}, True)
+        rows = self._rows
         rows.append(row)
-        self._open, self._given = None, row
+        self._open, self._given = (row, None) if wall is None else (None, row)
         return len(rows) >= BLOCK_STEPS
 
     def take(self) -> ScalarBlock | None:

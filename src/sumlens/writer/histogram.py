@@ -165,7 +165,7 @@ def _compiled(flat: np.ndarray) -> tuple[np.ndarray, float, float, float, float]
     first = helper.submit(lambda: binned(given[0]))
     counts, total, squares, low, high = binned(values[middle:])
     # A helper not started by now (its core taken by other work) would only add its wait:
-    # its half is binned here instead.
+    # its part is binned here instead.
     if first.cancel():
         given.clear()
         other = binned(values[:middle])
