@@ -127,6 +127,24 @@ def check_str(
     return text  # type: ignore[return-value]
 
 
+def check_text(
+    value: object, name: str, owner: str, *, allow_none: bool = False, non_empty: bool = False
+) -> str | None:
+    """A str that UTF-8 can hold (no lone surrogates such as ``"\\ud800"``), as tags, texts
+    and labels written into files must be; otherwise as :func:`check_str`."""
+    text = check_str(value, name, owner, allow_none=allow_none, non_empty=non_empty)
+    if text is not None and not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as err:
+            raise ValueError(
+                f"For '{owner}', the argument '{name}' must be text that UTF-8 can hold, but "
+                f"character {text[err.start]!r} at position {err.start} of {text!r:.200} is a "
+                "lone surrogate"
+            ) from None
+    return text
+
+
 def check_choice(
     value: object, name: str, owner: str, choices: Sequence[str], *, ignore_case: bool = False
 ) -> str:

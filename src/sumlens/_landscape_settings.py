@@ -24,7 +24,7 @@ The settings (MindSpore's keys):
 ``train_metadata.json`` holds exactly :data:`METADATA_KEYS`: ``epoch_group``
 (``{"0": first interval, "1": ...}``), ``model_params_file_map`` (``{"<n>": path of the
 weights of step or epoch n}``, only what was saved), ``step_per_epoch``, and the other
-four settings. The collector writes it once and makes it read-only; overrides are
+four settings. The collector writes it once (only where it is missing); overrides are
 applied in memory, never written back (MindSpore rewrites the file, which fails without
 root and lets one call's override persist into the next).
 """

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from sumlens.board.data.loader import Loader
     from sumlens.board.settings import BoardSettings
     from sumlens.board.snapshot.content import Grouping
+    from sumlens.io.spool import UploadTarget
     from sumlens.io.storage import Storage
 
 
@@ -274,7 +275,11 @@ def _stop(args: argparse.Namespace) -> int:
     for note in outcome.notes:
         _say("note", note, "stop")
     server = outcome.server
-    how = " (it ignored SIGTERM: killed)" if outcome.killed else ""
+    how = (
+        f" (it had not ended {daemon.STOP_WAIT:g} s after SIGTERM: killed with SIGKILL)"
+        if outcome.killed
+        else ""
+    )
     print(f"stopped the sumlens dashboard on port {server.port} (pid {server.pid}){how}")
     return 0
 
@@ -297,7 +302,7 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from sumlens.board.server.serve import serve  # warns itself when the host is not local
 
     print(f"sumlens dashboard: {settings.url()} (Ctrl+C stops it)", flush=True)
-    serve(settings)
+    serve(settings, exit_when_done=True)
     return 0
 
 
@@ -437,11 +442,17 @@ def _snapshot(args: argparse.Namespace) -> int:
     return 0
 
 
-def _upload(location: str, storage_options: list[str] | None) -> int:
+def _upload(location: str, storage_options: list[str] | None, to: str | None) -> int:
     """Upload what writers to object storage left in their spools (killed, or the store
-    down when they closed); a spool whose writer still runs is left to it."""
+    down when they closed); a spool whose writer still runs is left to it.
+
+    Only the files a writer makes are sent (no link, no other name: :meth:`Spool.refused`
+    names the rest), and only where the user agreed: each spool's destination is shown and
+    asked for on a terminal, unless ``--to`` names it (:meth:`UploadTarget.matches`).
+    Without a terminal and a matching ``--to``, nothing is sent.
+    """
     from sumlens.io.remote import parse_storage_options
-    from sumlens.io.spool import left_spools, open_left, read_manifest, writer_alive
+    from sumlens.io.spool import left_spools, open_left, read_manifest, upload_target, writer_alive
 
     try:
         options = parse_storage_options(storage_options or [])
@@ -458,12 +469,24 @@ def _upload(location: str, storage_options: list[str] | None) -> int:
                 _say("skipped", f"{directory}: its writer (pid {manifest['pid']}) still runs "
                      "and uploads it", "upload")  # fmt: skip
                 continue
+            target = upload_target(manifest, options)
             spool = open_left(directory, options)
+            files = spool.left()
+            if files and not _upload_agreed(directory, target, to, files):
+                failed += 1
+                continue
             result = spool.sync(finished=True)
         except (ValueError, OSError) as err:
             failed += 1
             _say("error", f"{directory}: {err}", "upload")
             continue
+        refused = spool.refused()
+        if refused:
+            failed += 1
+            shown = ", ".join(f"{name} ({why})" for name, why in refused[:3])
+            more = f" and {len(refused) - 3} more" if len(refused) > 3 else ""
+            _say("error", f"{directory}: {len(refused)} file(s) no sumlens writer makes were "
+                 f"not uploaded and the spool is kept: {shown}{more}", "upload")  # fmt: skip
         if result.failed:
             failed += 1
             name, err = next(iter(result.failed.items()))
@@ -473,6 +496,56 @@ def _upload(location: str, storage_options: list[str] | None) -> int:
         spool.remove_if_done()
         print(f"uploaded {result.puts} file(s), {result.bytes} bytes, to {spool.url}")
     return 1 if failed else 0
+
+
+def _upload_agreed(
+    directory: Path, target: UploadTarget, to: str | None, files: dict[str, int]
+) -> bool:
+    """Whether the user agreed to send ``files`` of spool ``directory`` to ``target``:
+    ``--to`` names it, or they answered yes on a terminal. Said on stderr when not."""
+    where = target.url
+    if target.from_manifest:
+        chosen = ", ".join(f"{key}={value!r}" for key, value in target.from_manifest.items())
+        where += f" ({chosen}, from the spool's manifest)"
+    if target.ignored:
+        _say("warning", f"{directory}: its manifest's options {', '.join(target.ignored)} are "
+             "not ones a writer keeps: not used", "upload")  # fmt: skip
+    if target.left_out:
+        _say("note", f"{directory}: the writer's options {', '.join(target.left_out)} were not "
+             "written down (secrets never are): give them with --storage-option if the store "
+             "needs them", "upload")  # fmt: skip
+    if to is not None and target.matches(to):
+        return True
+    confirm = f"--to {shlex.quote(target.url)}" + "".join(
+        f" --storage-option {shlex.quote(_option_flag(key, value))}"
+        for key, value in target.from_manifest.items()
+    )
+    if to is not None:
+        _say("error", f"{directory}: its files go to {where}, which --to {to} does not name; "
+             f"nothing uploaded (to send them there: {confirm})", "upload")  # fmt: skip
+        return False
+    if not sys.stdin.isatty():
+        _say("error", f"{directory}: its files would go to {where}; nothing uploaded without "
+             f"a yes on a terminal or the destination on the command line: {confirm}",
+             "upload")  # fmt: skip
+        return False
+    print(f"sumlens upload: {directory}: {len(files)} file(s), {sum(files.values())} bytes, "
+          f"go to {where}. Upload them? [y/N] ", end="", file=sys.stderr, flush=True)  # fmt: skip
+    return sys.stdin.readline().strip().lower() in ("y", "yes")
+
+
+def _option_flag(dotted: str, value: Any) -> str:
+    """The ``--storage-option`` ``KEY=VALUE`` setting option ``dotted`` (``a.b``:
+    ``a={"b": ...}``)."""
+    import json
+
+    key, _, inner = dotted.partition(".")
+    if not inner:
+        return f"{key}={value if isinstance(value, str) else json.dumps(value)}"
+    nested: Any = value
+    for part in reversed(inner.split(".")):
+        nested = {part: nested}
+    return f"{key}={json.dumps(nested)}"
 
 
 def _demo(logdir: str | None) -> int:
@@ -555,10 +628,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     upload.add_argument(
         "spool", help="a spool directory (named in the writer's error), or a folder of them"
     )
+    upload.add_argument(
+        "--to",
+        metavar="URL",
+        help="where the files are meant to go (the spool's URL, or a directory above it): "
+        "uploads without asking when it matches the spool's manifest and every option "
+        "choosing the endpoint is given with --storage-option; else each spool's destination "
+        "is shown and asked for (on a terminal only)",
+    )
     _storage_option_flag(upload)
     args = parser.parse_args(argv)
     if args.command == "upload":
-        return _upload(args.spool, args.storage_options)
+        return _upload(args.spool, args.storage_options, args.to)
     if args.command == "read":
         return _read(args.path, args.storage_options)
     if args.command == "demo":

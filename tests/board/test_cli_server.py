@@ -7,6 +7,7 @@ the test failed. Waits are bounded polls on conditions, never sleeps or time bud
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import os
@@ -14,6 +15,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,12 +39,12 @@ def _two_ports() -> tuple[int, int]:
 
 
 def _alive(pid: int) -> bool:
-    """Whether process ``pid`` exists and is not a zombie."""
+    """Whether process ``pid`` exists and is neither a zombie nor dead (not yet reaped)."""
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
     except FileNotFoundError:
         return False
-    return state != "Z"
+    return state not in ("Z", "X")
 
 
 @dataclass
@@ -345,31 +347,128 @@ def test_stop_needs_a_port_when_several_run(board: Board) -> None:
 
 
 def test_stop_kills_a_server_that_ignores_sigterm(board: Board) -> None:
+    """``stop`` returns once the process has ended, not once its command line is gone: a
+    process whose exit takes a while (freeing 128 MB) showed no command line but was not
+    yet a zombie, and ``stop`` returned while it still ran (still holding its port)."""
+    for round in range(5):  # each exit is a fresh chance for the race
+        port = free_port()
+        stubborn = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                "import signal, sys, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+                "held = bytearray(128 << 20); print('ready', flush=True); time.sleep(600)",
+                "sumlens",
+                "serve",
+                f"--port={port}",
+            ],
+            stdout=subprocess.PIPE,
+            start_new_session=True,
+        )
+        try:
+            assert stubborn.stdout is not None and stubborn.stdout.readline() == b"ready\n"
+            _write_record(board, port, stubborn.pid)
+            outcome = daemon.stop(board.workspace, port, wait=0.2)
+            assert outcome.killed and outcome.server.pid == stubborn.pid
+            assert not _alive(stubborn.pid), f"round {round}: stop returned before the end"
+            assert not daemon.record_path(board.workspace, port).exists()
+        finally:
+            if stubborn.poll() is None:
+                stubborn.kill()
+            stubborn.wait()
+
+
+BUSY_SERVER = """
+import sys
+from fastapi import APIRouter
+from sumlens.board.server import serve
+from sumlens.board.server.app import create_app
+from sumlens.board.settings import BoardSettings
+
+port, base, workspace = int(sys.argv[3].split("=")[1]), sys.argv[4], sys.argv[5]
+
+def with_busy_route(settings):
+    app = create_app(settings)
+    router = APIRouter()
+
+    @router.get("/api/v1/busy")
+    def busy() -> None:  # a request that computes for as long as the server lives
+        print("busy", flush=True)
+        while True:
+            sum(range(1000))
+
+    app.include_router(router)
+    return app
+
+serve.create_app = with_busy_route
+serve.serve(BoardSettings.create(base, port=port, workspace=workspace), exit_when_done=True)
+print("served", flush=True)
+"""
+"""The real server (``serve``) with one more route, which computes until the process ends;
+its argv names it ``sumlens serve --port=N`` as ``start``'s child."""
+
+
+@contextlib.contextmanager
+def _busy_server(board: Board) -> Iterator[tuple[subprocess.Popen[str], int, Path]]:
+    """A real server busy computing a request, with its pid file; yields it, its port and
+    the file of its output."""
     port = free_port()
-    stubborn = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import signal, sys, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
-            "print('ready', flush=True); time.sleep(600)",
-            "sumlens",
-            "serve",
-            f"--port={port}",
-        ],
-        stdout=subprocess.PIPE,
-        start_new_session=True,
-    )
+    output = board.root / f"busy-{port}.log"
+    where = (str(board.base), str(board.workspace))
+    with open(output, "w") as out:
+        server = subprocess.Popen(
+            [sys.executable, "-c", BUSY_SERVER, "sumlens", "serve", f"--port={port}", *where],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=board.env,
+            start_new_session=True,
+        )
     try:
-        assert stubborn.stdout is not None and stubborn.stdout.readline() == b"ready\n"
-        _write_record(board, port, stubborn.pid)
-        outcome = daemon.stop(board.workspace, port, wait=0.2)
-        assert outcome.killed and outcome.server.pid == stubborn.pid
-        assert not _alive(stubborn.pid)
-        assert not daemon.record_path(board.workspace, port).exists()
+        health = wait_until(lambda: get_json(f"http://127.0.0.1:{port}/api/v1/health"), 60)
+        assert health["pid"] == server.pid
+        threading.Thread(target=_ask_busy, args=(port,), daemon=True).start()
+        wait_until(lambda: "busy" in output.read_text().split(), timeout=60)
+        _write_record(board, port, server.pid)
+        yield server, port, output
     finally:
-        if stubborn.poll() is None:
-            stubborn.kill()
-        stubborn.wait()
+        if server.poll() is None:
+            os.killpg(server.pid, signal.SIGKILL)
+        server.wait()
+
+
+def _ask_busy(port: int) -> None:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
+    with contextlib.suppress(OSError, http.client.HTTPException):
+        connection.request("GET", "/api/v1/busy")
+        connection.getresponse().read()
+    connection.close()
+
+
+def test_sigterm_ends_a_server_busy_with_a_request(board: Board) -> None:
+    """A request still computing holds neither uvicorn's shutdown nor the process's exit
+    (before: uvicorn waited for it, then Python for its thread)."""
+    with _busy_server(board) as (server, _, output):
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=120)
+        assert server.returncode == 0
+        said = output.read_text()
+        assert "1 request(s) still computing were left unfinished" in said, said
+        assert "served" not in said.split()  # it ended without waiting for the request
+
+
+def test_stop_stops_a_busy_server_without_sigkill(board: Board) -> None:
+    """``sumlens stop`` ends a busy server with SIGTERM alone (before: after 10 s it sent
+    SIGKILL and said the server "ignored SIGTERM")."""
+    with _busy_server(board) as (server, port, output):
+        out = board.stop("--port", str(port))
+        assert out.returncode == 0, out.stderr
+        assert (
+            out.stdout.strip() == f"stopped the sumlens dashboard on port {port} (pid {server.pid})"
+        )
+        assert not _alive(server.pid)
+        assert "left unfinished" in output.read_text()
+        assert not daemon.record_path(board.workspace, port).exists()
 
 
 def test_url_path_prefix(board: Board) -> None:

@@ -187,6 +187,7 @@ def test_a_damaged_record_is_counted_and_skipped(base: Path, workspace: Path) ->
         "unreadable_files": 1,
         "damaged_values": 0,
         "unreadable_directory": None,
+        "unreadable_projector_config": None,
     }
     assert _steps(loader, "./run") == [1, 2, 3, 4, 6, 7, 8, 9, 10]
     loader.stop()

@@ -1,8 +1,13 @@
-"""Requests a hostile page or client can send: patterns that backtrack, and other sites' pages.
+"""Requests a hostile page or client can send: patterns that backtrack or cost too much,
+other origins' pages, and Host headers that only look local.
 
 Over the real server on 127.0.0.1. A pattern that makes Python's ``re`` backtrack for
-minutes (holding the GIL, so nothing else is answered) must be matched in bounded time,
-and a pattern the engine cannot take is refused with a 400 naming the parameter.
+minutes (holding the GIL, so nothing else is answered) must be matched in bounded time; a
+pattern the engine cannot take, or one past the bounds on what a pattern may cost (RE2 is
+linear, but nested capture groups cost minutes and gigabytes), is refused with a 400
+naming the parameter and the bound, before anything is matched. A request another
+origin's page started (``Sec-Fetch-Site: cross-site`` or ``same-site``) is refused before
+its parameters are even read.
 """
 
 from __future__ import annotations
@@ -16,6 +21,12 @@ from urllib.parse import quote, urlencode
 import pytest
 from helpers.board import free_port, running_server, wait_until, write_run
 
+from sumlens.board.api.query import (
+    MAX_PATTERN_GROUPS,
+    MAX_PATTERN_LENGTH,
+    MAX_PATTERN_NESTING,
+    MAX_PATTERN_PROGRAM,
+)
 from sumlens.board.settings import BoardSettings
 
 EVIL = "(.*)*(.*)*(.*)*(.*)*(.*)*(.*)*$x"
@@ -37,11 +48,13 @@ def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield served
 
 
-def _get(url: str, path: str, headers: dict[str, str] | None = None) -> tuple[int, bytes]:
+def _get(
+    url: str, path: str, headers: dict[str, str] | None = None, method: str = "GET"
+) -> tuple[int, bytes]:
     netloc = url.split("//", 1)[1].split("/", 1)[0]
     connection = http.client.HTTPConnection(netloc, timeout=BOUND)
     try:
-        connection.request("GET", url.split(netloc, 1)[1] + path, headers=headers or {})
+        connection.request(method, url.split(netloc, 1)[1] + path, headers=headers or {})
         response = connection.getresponse()
         return response.status, response.read()
     finally:
@@ -80,12 +93,138 @@ def test_a_pattern_re2_refuses_is_a_400_naming_it(url: str, route: str, pattern:
     assert f"tag_regex={pattern!r}" in detail and "RE2" in detail and "\n" not in detail
 
 
+NESTED = "(" * 5000 + "a" + ")" * 5000
+"""The attack run's 10 KB pattern: 0.2 s and 400 MB a tag in RE2, minutes for a big run."""
+
+
+@pytest.mark.parametrize(
+    ("pattern", "bound"),
+    [
+        (NESTED, f"at most {MAX_PATTERN_LENGTH}"),
+        ("(" * 17 + "loss" + ")" * 17, f"nest at most {MAX_PATTERN_NESTING}"),
+        ("(.?){1000}", f"at most {MAX_PATTERN_PROGRAM:,}"),
+    ],
+    ids=["long", "nested", "program"],
+)
+@pytest.mark.parametrize("route", ["scalars", "scalars/download", "snapshot", "groups"])
+def test_a_pattern_past_a_bound_is_a_400_naming_it_and_the_bound(
+    url: str, route: str, pattern: str, bound: str
+) -> None:
+    name = "group_regex" if route == "groups" else "tag_regex"
+    path = "scalars/groups" if route == "groups" else route
+    query = {"run": "./a", "tag": "acc", name: pattern}
+    status, body = _json(url, f"/api/v1/{path}?" + urlencode({**query, "by": "regex"}))
+    assert status == 400
+    detail = body["detail"]
+    assert detail.startswith(f"{name}=") and bound in detail and "\n" not in detail
+    assert len(detail) < 400  # the 10 KB pattern is not repeated back whole
+
+
+def test_group_regex_keeps_at_most_its_bound_of_capture_groups(url: str) -> None:
+    """Capture groups name a group: ``group_regex`` keeps them, up to a bound; a pattern
+    that only selects (``tag_regex``) may have any number, RE2 then ignores them."""
+    many = "(a)?" * (MAX_PATTERN_GROUPS + 1) + "acc"
+    status, body = _json(
+        url,
+        "/api/v1/scalars/groups?" + urlencode({"run": "./a", "tag": "acc", "group_regex": many}),
+    )
+    assert status == 400 and f"at most {MAX_PATTERN_GROUPS}" in body["detail"]
+    status, got = _json(url, "/api/v1/scalars?" + urlencode({"run": "./a", "tag_regex": many}))
+    assert status == 200 and [s["tag"] for s in got["series"]] == ["acc"]
+    at_bound = "(a)?" * (MAX_PATTERN_GROUPS - 1) + "(.)"
+    status, got = _json(
+        url,
+        "/api/v1/scalars/groups?"
+        + urlencode({"run": "./a", "tag": "acc", "group_regex": at_bound}),
+    )
+    assert status == 200 and [g["name"] for g in got["groups"]] == [" " * 15 + "."]
+
+
+def test_patterns_within_the_bounds_select(url: str) -> None:
+    nested = "(" * MAX_PATTERN_NESTING + "acc" + ")" * MAX_PATTERN_NESTING
+    literal = r"[(((((((((((((((((]?\(?(?:\Q((((((((((((((((((\E)?acc"  # literal parentheses
+    for pattern in (nested, literal, "(?:[a-z]{1,50}/)*acc$"):
+        status, got = _json(
+            url, "/api/v1/scalars?" + urlencode({"run": "./a", "tag_regex": pattern})
+        )
+        assert status == 200 and [s["tag"] for s in got["series"]] == ["acc"], pattern
+
+
 def test_pages_of_other_sites_are_refused(url: str) -> None:
     for path in ("/api/v1/health", "/api/v1/runs", "/static/app.js", "/"):
         status, body = _get(url, path, {"Sec-Fetch-Site": "cross-site"})
         assert status == 403, path
         assert "cross-site" in json.loads(body)["detail"]
-    for site in ("same-origin", "same-site", "none", None):
+    for site in ("same-origin", "none", None):
         headers = {} if site is None else {"Sec-Fetch-Site": site}
         status, _ = _get(url, "/api/v1/health", headers)
         assert status == 200, site
+
+
+@pytest.mark.parametrize("site", ["same-site", "cross-site"])
+@pytest.mark.parametrize("method", ["GET", "HEAD", "OPTIONS", "PUT"])
+def test_a_request_another_origin_started_does_no_work(url: str, site: str, method: str) -> None:
+    """A page on another port of 127.0.0.1 is same-site, not same-origin: its ``<img>``
+    is refused like another site's, before the pattern is even parsed (a bad one would
+    be a 400) and before the body is read."""
+    bad = "/api/v1/scalars?" + urlencode({"run": "./a", "tag_regex": "(unclosed"})
+    path = "/api/v1/annotation?run=./a" if method == "PUT" else bad
+    status, body = _get(url, path, {"Sec-Fetch-Site": site, "Content-Type": "text/plain"}, method)
+    assert status == 403
+    if method != "HEAD":
+        assert f"Sec-Fetch-Site: {site}" in json.loads(body)["detail"]
+    status, body = _get(url, bad, {"Sec-Fetch-Site": "same-origin"})
+    assert status == 400 and "tag_regex='(unclosed'" in json.loads(body)["detail"]  # read
+
+
+NAVIGATION = {"Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document", "Sec-Fetch-User": "?1"}
+"""What Chromium sends when a person clicks a link that opens a page in the tab."""
+
+
+def test_a_person_may_open_the_page_from_a_link_on_another_origin(url: str) -> None:
+    """A click on a link to the dashboard in a notebook on another port opens it; the
+    same link to a route that computes, or a navigation no person made, is refused."""
+    for site in ("same-site", "cross-site"):
+        status, _ = _get(url, "/", {"Sec-Fetch-Site": site, **NAVIGATION})
+        assert status == 200, site
+        status, _ = _get(url, "/api/v1/runs", {"Sec-Fetch-Site": site, **NAVIGATION})
+        assert status == 403, site
+        scripted = {**NAVIGATION, "Sec-Fetch-User": "?0"}
+        status, _ = _get(url, "/", {"Sec-Fetch-Site": site, **scripted})
+        assert status == 403, site
+        framed = {**NAVIGATION, "Sec-Fetch-Dest": "iframe"}
+        status, _ = _get(url, "/", {"Sec-Fetch-Site": site, **framed})
+        assert status == 403, site
+
+
+@pytest.mark.parametrize(
+    "host",
+    [
+        "[::1].evil.com",
+        "[::1]evil",
+        "[::1]:80.evil.com",
+        "[::1]:80:80",
+        "[evil.com]",
+        "[::1",
+        "127.0.0.1.evil.com",
+        "127.0.0.1:80:80",
+        "127.0.0.1:http",
+        "localhost.evil.com",
+        "evil.com",
+        "evil.com:8080",
+        "::1",
+    ],
+)
+def test_a_host_header_that_only_looks_local_is_refused(url: str, host: str) -> None:
+    status, body = _get(url, "/api/v1/health", {"Host": host})
+    assert status == 400, host
+    assert "Host header not allowed" in json.loads(body)["detail"]
+
+
+@pytest.mark.parametrize(
+    "host",
+    ["127.0.0.1", "127.0.0.1:8080", "LOCALHOST", "localhost:1", "localhost:", "[::1]", "[::1]:80"],
+)
+def test_local_host_headers_pass(url: str, host: str) -> None:
+    status, _ = _get(url, "/api/v1/health", {"Host": host})
+    assert status == 200, host

@@ -30,6 +30,7 @@ NO_DAMAGE = {
     "unreadable_files": 0,
     "damaged_values": 0,
     "unreadable_directory": None,
+    "unreadable_projector_config": None,
 }
 
 

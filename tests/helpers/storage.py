@@ -17,7 +17,8 @@ from sumlens.io.storage import FileInfo, LocalAppendFile, LocalStorage, StrPath
 class RecordingStorage(LocalStorage):
     """:class:`LocalStorage`, noting each call's path in ``calls[method]``."""
 
-    def __init__(self) -> None:
+    def __init__(self, owner_only: bool = False) -> None:
+        super().__init__(owner_only)
         self.calls: dict[str, list[str]] = {}
 
     def _note(self, method: str, path: StrPath) -> None:

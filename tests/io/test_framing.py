@@ -7,6 +7,7 @@ from pathlib import Path
 
 import crc32c
 import pytest
+from helpers.file_modes import umask
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -204,10 +205,13 @@ def test_large_and_empty_payloads_round_trip(
 def test_record_writer_round_trip(tmp_path: Path, size: int) -> None:
     payloads = [bytes(range(256)) * (size // 256) + b"x" * (size % 256), b"", b"tail"]
     path = tmp_path / "events.out.events.summary.1.0.h_MS"
-    with RecordWriter(path) as writer:
+    with umask(0o022), RecordWriter(path) as writer:
         writer.write_many(payloads)
         assert writer.bytes_written == sum(len(p) + OVERHEAD for p in payloads)
-    assert path.stat().st_mode & 0o777 == 0o600
+    assert path.stat().st_mode & 0o777 == 0o644  # as open() makes files
+    with RecordWriter(path.with_name("owner-only"), owner_only=True):
+        pass
+    assert path.with_name("owner-only").stat().st_mode & 0o777 == 0o600
     assert path.read_bytes() == frame(payloads)
     assert list(RecordFile(path).read_payloads()) == payloads
 

@@ -9,6 +9,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from helpers.file_modes import umask
 
 from sumlens.io.naming import (
     DEFAULT_PREFIX,
@@ -61,8 +62,14 @@ def test_default_host_is_platform_node() -> None:
 
 
 def test_tensorboard_name() -> None:
-    assert tensorboard_file_name(T, host="h") == "events.out.tfevents.1795304165.h"
-    assert tensorboard_file_name(T, host="h", suffix=".v2") == "events.out.tfevents.1795304165.h.v2"
+    """torch's pattern: ``<seconds, 10 digits>.<host>.<pid>``, then the suffix."""
+    assert tensorboard_file_name(T, host="h", pid=812) == "events.out.tfevents.1795304165.h.812"
+    assert (
+        tensorboard_file_name(T, host="h", suffix=".0.v2", pid=812)
+        == "events.out.tfevents.1795304165.h.812.0.v2"
+    )
+    assert tensorboard_file_name(7, host="h", pid=1) == "events.out.tfevents.0000000007.h.1"
+    assert tensorboard_file_name(T, host="h") == f"events.out.tfevents.{T}.h.{os.getpid()}"
     assert file_kind(tensorboard_file_name(T, host="h")) == "tensorboard"
 
 
@@ -118,12 +125,13 @@ def summary_maker(host: str = "h"):
 
 
 def test_claim_free_name_takes_the_requested_second(tmp_path: Path) -> None:
-    path, t = claim_free_name(tmp_path, summary_maker(), seconds=T)
+    with umask(0o022):
+        path, t = claim_free_name(tmp_path, summary_maker(), seconds=T)
     assert t == T
     assert path == tmp_path / summary_file_name(T, rank=0, host="h")
     assert path.is_file()
     assert path.stat().st_size == 0
-    assert path.stat().st_mode & 0o777 == 0o600
+    assert path.stat().st_mode & 0o777 == 0o644  # the umask's, as open() makes files
 
 
 def test_claim_free_name_moves_to_the_next_free_second(tmp_path: Path) -> None:

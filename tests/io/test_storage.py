@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers.file_modes import umask
 from helpers.storage import RecordingStorage
 
 from sumlens import SummaryRecord
@@ -25,8 +26,10 @@ from sumlens.io.naming import claim_free_name, event_files
 from sumlens.io.reader import resolve_files
 from sumlens.io.storage import (
     LOCAL_STORAGE,
+    OWNER_ONLY_STORAGE,
     AppendFile,
     FileInfo,
+    LocalStorage,
     Storage,
     WriteStorage,
 )
@@ -127,16 +130,24 @@ def test_join_is_os_path_join(tmp_path: Path) -> None:
         assert LOCAL_STORAGE.join(directory, "x") == os.path.join(directory, "x")
 
 
-def test_write_side_creates_exclusively_appends_cuts_back_and_seals(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("storage", "modes"),
+    [(LOCAL_STORAGE, (0o750, 0o640, 0o640)), (OWNER_ONLY_STORAGE, (0o700, 0o600, 0o400))],
+    ids=["umask", "owner-only"],
+)
+def test_write_side_creates_exclusively_appends_cuts_back_and_seals(
+    tmp_path: Path, storage: LocalStorage, modes: tuple[int, int, int]
+) -> None:
     directory = tmp_path / "a" / "b"
-    LOCAL_STORAGE.make_dirs(str(directory))
-    assert stat.S_IMODE(os.stat(directory).st_mode) & 0o077 == 0
-    path = str(directory / EVENT_NAME)
-    LOCAL_STORAGE.create(path)
-    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    with umask(0o027):
+        storage.make_dirs(str(directory))
+        path = str(directory / EVENT_NAME)
+        storage.create(path)
+    assert stat.S_IMODE(os.stat(directory).st_mode) == modes[0]
+    assert stat.S_IMODE(os.stat(path).st_mode) == modes[1]
     with pytest.raises(FileExistsError):
-        LOCAL_STORAGE.create(path)
-    file = LOCAL_STORAGE.open_append(path)
+        storage.create(path)
+    file = storage.open_append(path)
     assert isinstance(file, AppendFile)
     assert file.write(b"abcdef") == 6
     file.truncate(4)
@@ -144,10 +155,10 @@ def test_write_side_creates_exclusively_appends_cuts_back_and_seals(tmp_path: Pa
     file.flush()
     file.close()
     assert Path(path).read_bytes() == b"abcdXY"
-    LOCAL_STORAGE.seal(path)
-    assert stat.S_IMODE(os.stat(path).st_mode) == 0o400
-    assert LOCAL_STORAGE.free_bytes(str(directory)) > 0
-    LOCAL_STORAGE.remove(path)
+    storage.seal(path)
+    assert stat.S_IMODE(os.stat(path).st_mode) == modes[2]
+    assert storage.free_bytes(str(directory)) > 0
+    storage.remove(path)
     assert not Path(path).exists()
 
 
@@ -205,7 +216,7 @@ def test_event_streams_and_record_files_read_through_their_storage(tmp_path: Pat
 def test_event_files_are_created_written_and_sealed_through_their_storage(
     tmp_path: Path,
 ) -> None:
-    storage = RecordingStorage()
+    storage = RecordingStorage(owner_only=True)
     directory = tmp_path / "run"
     file = EventFile(
         directory,

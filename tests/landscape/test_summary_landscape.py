@@ -62,6 +62,7 @@ def final_loss(state: dict[str, torch.Tensor]) -> float:
 def test_both_landscapes_are_written_and_read_back(run: Path, tmp_path: Path) -> None:
     metadata = run / "ckpt_dir" / "train_metadata.json"
     before = metadata.read_bytes()
+    mode = stat.S_IMODE(metadata.stat().st_mode)
     landscapes = SummaryLandscape(run).gen_landscapes_with_multi_process(
         mindspore_style, output=tmp_path, progress=False
     )
@@ -88,7 +89,7 @@ def test_both_landscapes_are_written_and_read_back(run: Path, tmp_path: Path) ->
     assert float(train.path[2][-1]) == pytest.approx(loss, rel=1e-5)
     assert float(result.z[SIZE // 2, SIZE // 2]) == pytest.approx(loss, rel=1e-5)
     assert metadata.read_bytes() == before
-    assert stat.S_IMODE(metadata.stat().st_mode) == 0o400
+    assert stat.S_IMODE(metadata.stat().st_mode) == mode  # never rewritten
 
 
 def test_overrides_stay_in_memory_and_the_cache_answers_again(run: Path, tmp_path: Path) -> None:

@@ -83,7 +83,7 @@ def close_all(*args, **kwargs):
     real_close_all(*args, **kwargs)
 
 pipeline.encode_value, registry.close_all = gated_encode, close_all
-rec = SummaryRecord(sys.argv[1])
+rec = SummaryRecord(sys.argv[1], owner_only=True)  # 0400 once closed: seen closed
 for step in range(40):
     rec.add_value("scalar", "s", float(step))
     rec.add_value("tensor", "t", np.full(1000, step, dtype=np.float32))
@@ -145,7 +145,7 @@ import sys
 import numpy as np
 from sumlens import SummaryRecord
 
-rec = SummaryRecord(sys.argv[1])
+rec = SummaryRecord(sys.argv[1], owner_only=True)  # 0400 once closed: seen closed
 for step in range(100):
     rec.add_value("histogram", "h", np.arange(10_000.0) + step)
     rec.record(step)

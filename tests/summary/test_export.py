@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from helpers.file_modes import umask
 from helpers.summary import mode_of, read_events
 
 from sumlens import SummaryRecord, ops
@@ -33,8 +34,8 @@ def export_dir(tmp_path: Path, rec: SummaryRecord) -> Path:
     ],
     ids=["f64", "i32", "bool", "u8", "i64", "torch-grad"],
 )
-def test_tensors_are_exported_with_dtype_shape_and_mode_0400(tmp_path: Path, value) -> None:
-    with SummaryRecord(tmp_path, export_options=NPY) as rec:
+def test_tensors_are_exported_with_dtype_shape_and_the_umask_mode(tmp_path: Path, value) -> None:
+    with umask(0o022), SummaryRecord(tmp_path, export_options=NPY) as rec:
         rec.add_value("tensor", "my/tensor", value)
         rec.record(1)
         folder = export_dir(tmp_path, rec)
@@ -45,7 +46,7 @@ def test_tensors_are_exported_with_dtype_shape_and_mode_0400(tmp_path: Path, val
     assert loaded.dtype == expected.dtype
     assert loaded.shape == expected.shape
     np.testing.assert_array_equal(loaded, expected)  # exact, unlike the float32 record
-    assert mode_of(path) == 0o400
+    assert (mode_of(folder), mode_of(path)) == (0o755, 0o644)
 
 
 def test_only_tensors_are_exported_and_tags_are_url_quoted(tmp_path: Path) -> None:
@@ -69,14 +70,14 @@ def test_only_tensors_are_exported_and_tags_are_url_quoted(tmp_path: Path) -> No
 
 
 def test_recording_a_step_again_replaces_its_file(tmp_path: Path) -> None:
-    with SummaryRecord(tmp_path, export_options=NPY) as rec:
+    with SummaryRecord(tmp_path, export_options=NPY, owner_only=True) as rec:  # read-only
         rec.add_value("tensor", "t", np.zeros(3))
         rec.record(5)
         rec.add_value("tensor", "t", np.ones(3))
         rec.record(5)
         folder = export_dir(tmp_path, rec)
     np.testing.assert_array_equal(np.load(folder / "t_5.npy"), np.ones(3))
-    assert mode_of(folder / "t_5.npy") == 0o400
+    assert (mode_of(folder), mode_of(folder / "t_5.npy")) == (0o700, 0o400)
 
 
 @pytest.mark.parametrize("options", [None, {"tensor_format": None}])

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from helpers.file_modes import umask
 from helpers.summary import read_events
 
 from sumlens import SummaryRecord
@@ -40,12 +41,15 @@ def test_log_dir_that_is_a_file_is_not_a_directory(tmp_path: Path) -> None:
         SummaryRecord(str(existing))
 
 
-def test_log_dir_is_created_with_mode_0700_and_accepts_paths(tmp_path: Path) -> None:
+def test_log_dir_is_created_with_the_umask_mode_and_accepts_paths(tmp_path: Path) -> None:
     target = tmp_path / "a" / "b"
-    with SummaryRecord(target) as record:
+    with umask(0o027), SummaryRecord(target) as record:
         assert Path(record.log_dir).parent == target.resolve()
     assert target.is_dir()
-    assert target.stat().st_mode & 0o777 == 0o700
+    assert target.stat().st_mode & 0o777 == 0o750
+    with SummaryRecord(tmp_path / "c", owner_only=True):
+        pass
+    assert (tmp_path / "c").stat().st_mode & 0o777 == 0o700
 
 
 @pytest.mark.parametrize("name", ["file_prefix", "file_suffix"])

@@ -210,6 +210,7 @@ def test_close_with_the_store_down_keeps_the_spool_for_sumlens_upload(
     manifest = (left / MANIFEST).read_text()
     assert "testing" not in manifest  # the key and secret were not written down
     flags = ["--storage-option", "key=testing", "--storage-option", "secret=testing"]
+    flags += ["--to", url, "--storage-option", f"endpoint_url={server.endpoint}"]
     assert main(["upload", str(spool_root), *flags]) == 0, capsys.readouterr().err
     assert f"to {url}" in capsys.readouterr().out
     assert not left.exists()
@@ -266,7 +267,8 @@ def test_a_killed_writer_keeps_its_uploads_and_its_spool_uploads_the_rest(
     assert uploaded == list(range(50))  # every record uploaded before the kill
     (left,) = spool_root.iterdir()
     assert main(["upload", str(left), "--storage-option", "key=testing",
-                 "--storage-option", "secret=testing"]) == 0  # fmt: skip
+                 "--storage-option", "secret=testing", "--to", url,
+                 "--storage-option", f"endpoint_url={server.endpoint}"]) == 0  # fmt: skip
     assert sorted(e.step for e in iter_events(url, storage_options=options)) == list(range(80))
     assert not left.exists()
 

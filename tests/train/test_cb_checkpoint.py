@@ -10,6 +10,7 @@ import threading
 import pytest
 import torch
 from helpers.callback_driver import drive
+from helpers.file_modes import umask
 
 from sumlens.train import checkpoint as ckpt_mod
 from sumlens.train import load_checkpoint
@@ -123,10 +124,13 @@ def test_model_checkpoint_argument_errors(tmp_path):
 
 def test_directory_is_created_and_names_collide_across_runs(tmp_path):
     directory = tmp_path / "new" / "dir"
-    for _ in range(3):
-        drive([ModelCheckpoint("net", str(directory))], epochs=1, steps=1)
+    with umask(0o022):
+        for _ in range(3):
+            drive([ModelCheckpoint("net", str(directory))], epochs=1, steps=1)
     assert ckpts(directory) == ["net-1_1.ckpt", "net_1-1_1.ckpt", "net_2-1_1.ckpt"]
-    assert stat.S_IMODE(os.stat(directory).st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(directory).st_mode) == 0o755  # the umask's, as os.makedirs
+    # the checkpoint rule: 0400 whatever the umask
+    assert {stat.S_IMODE(os.stat(directory / n).st_mode) for n in ckpts(directory)} == {0o400}
     other = tmp_path / "other"
     other.mkdir()
     (other / "network-1_1.ckpt").write_bytes(b"")

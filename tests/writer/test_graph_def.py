@@ -208,12 +208,29 @@ def test_untraceable_model_writes_its_hierarchy_with_one_warning(
     assert b"data-dependent" in next(iter(linears.values())).attr["reason"].s
 
 
-def test_no_inputs_is_a_fallback_not_a_crash(caplog: pytest.LogCaptureFixture) -> None:
-    """As torch's writer, no input_to_model calls the model with no arguments."""
+class Constant(nn.Module):
+    """A model whose forward takes no argument."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.scale = nn.Parameter(torch.ones(3))
+
+    def forward(self) -> torch.Tensor:
+        return self.scale * 2
+
+
+def test_no_inputs(caplog: pytest.LogCaptureFixture) -> None:
+    """No input_to_model calls the model with no arguments: a forward that needs some is
+    refused as torch's writer refuses it (RuntimeError, no hierarchy in its place); one that
+    takes none is captured (torch's writer fails on it: ``example_kwarg_inputs should be a
+    dict``)."""
     with caplog.at_level(logging.WARNING, logger="sumlens"):
-        graph_def, run_metadata = graph_def_of(Net())
-    assert graph_def and run_metadata
-    assert "could not capture" in caplog.records[-1].getMessage()
+        with pytest.raises(RuntimeError, match=r"input_to_model is None and Net cannot be"):
+            graph_def_of(Net())
+        graph_def, _ = graph_def_of(Constant())
+    assert not [r for r in caplog.records if "could not capture" in r.getMessage()]
+    graph = GraphDef.FromString(graph_def)
+    assert "aten::mul" in {node.op for node in graph.node}
 
 
 def test_verbose_prints_the_graph(capsys: pytest.CaptureFixture[str]) -> None:
@@ -306,9 +323,9 @@ def test_onnx_graph_reads_back_like_torch_writer(
 
 def test_onnx_bad_path(tmp_path: Path) -> None:
     pytest.importorskip("onnx")
-    with pytest.raises(FileNotFoundError, match=r"onnx_model_file .*missing\.onnx"):
+    with pytest.raises(FileNotFoundError, match=r"prototxt .*missing\.onnx"):
         onnx_graph_def(tmp_path / "missing.onnx")
-    with pytest.raises(TypeError, match="onnx_model_file must be a path"):
+    with pytest.raises(TypeError, match="prototxt must be a path"):
         onnx_graph_def(3)  # type: ignore[arg-type]
 
 

@@ -3,6 +3,7 @@ the values written are those of the same tensors on the CPU. Skipped without a G
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import numpy as np
@@ -51,3 +52,23 @@ def test_cuda_values_without_synchronising(tmp_path: Path, monkeypatch: pytest.M
         np.testing.assert_array_equal(
             decoded(a.encoded_image_string), decoded(b.encoded_image_string)
         )
+
+
+def test_a_cuda_histogram_that_cannot_be_binned_is_said_not_dropped(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A CUDA tensor's values are seen only on the writer thread: one that torch's writer
+    would refuse (no value inside the default bins) is not written, the first of its tag is
+    said in full and how many at close; the others are written."""
+    nan = torch.full((8,), float("nan"), device="cuda")
+    with caplog.at_level(logging.ERROR, logger="sumlens"), SummaryWriter(tmp_path) as writer:
+        for step in range(3):
+            writer.add_histogram("nan", nan, step)
+            writer.add_histogram("fine", torch.ones(8, device="cuda"), step)
+    said = [r.getMessage() for r in caplog.records if r.name == "sumlens"]
+    assert len(said) == 2, said
+    assert "the argument 'values' of tag 'nan' cannot be binned" in said[0]
+    assert "3 histogram(s) of tag 'nan' could not be binned" in said[1]
+    acc = accumulator(tmp_path)
+    assert acc.Tags()["histograms"] == ["fine"]
+    assert [e.step for e in acc.Histograms("fine")] == [0, 1, 2]

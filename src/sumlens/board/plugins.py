@@ -27,6 +27,9 @@ class Plugin:
     ``message``: its values are protobuf messages (``/api/v1/message`` gives them as JSON);
     ``recorded`` False: its values are files beside the event files (the embedding
     projector's), found by the loader rather than returned by the readers, so it has no cap.
+    ``rewritten``: its values describe the run and are written again whole when they change
+    (lineage at every evaluation, hyper-parameters, graphs), mostly at step 0: a newer one
+    replaces the kept ones at its step and after, and that is no restart (not counted).
     """
 
     name: str
@@ -34,6 +37,7 @@ class Plugin:
     router: str | None
     message: bool = False
     recorded: bool = True
+    rewritten: bool = False
 
     @property
     def router_module(self) -> str | None:
@@ -46,7 +50,13 @@ PLUGINS: tuple[Plugin, ...] = (
     Plugin("image", cap=10, router=SHARED_ROUTES),
     Plugin("histogram", cap=500, router=SHARED_ROUTES),
     Plugin("tensor", cap=10, router=SHARED_ROUTES),
-    Plugin("graph", cap=10, router="sumlens.board.api.graph:make_graph_router", message=True),
+    Plugin(
+        "graph",
+        cap=10,
+        router="sumlens.board.api.graph:make_graph_router",
+        message=True,
+        rewritten=True,
+    ),
     Plugin(
         "landscape",
         cap=100,
@@ -58,24 +68,28 @@ PLUGINS: tuple[Plugin, ...] = (
         cap=10,
         router="sumlens.board.api.lineage:make_lineage_router",
         message=True,
+        rewritten=True,
     ),
     Plugin(
         "train_lineage",
         cap=100,
         router="sumlens.board.api.lineage:make_lineage_router",
         message=True,
+        rewritten=True,
     ),
     Plugin(
         "eval_lineage",
         cap=100,
         router="sumlens.board.api.lineage:make_lineage_router",
         message=True,
+        rewritten=True,
     ),
     Plugin(
         "custom_lineage_data",
         cap=100,
         router="sumlens.board.api.lineage:make_lineage_router",
         message=True,
+        rewritten=True,
     ),
     Plugin("text", cap=10, router="sumlens.board.api.text:make_text_router"),
     Plugin("audio", cap=10, router="sumlens.board.api.audio:make_audio_router"),
@@ -85,6 +99,7 @@ PLUGINS: tuple[Plugin, ...] = (
         cap=10,
         router="sumlens.board.api.lineage:make_lineage_router",
         message=True,
+        rewritten=True,
     ),
     Plugin(
         "run_metadata",
@@ -110,6 +125,8 @@ SAMPLED: tuple[str, ...] = tuple(DEFAULT_CAPS)
 """Plugins whose series keep a sample of their values (``/api/v1/samples``)."""
 MESSAGE_PLUGINS: tuple[str, ...] = tuple(p.name for p in PLUGINS if p.message)
 """Plugins whose values are protobuf messages."""
+REWRITTEN: frozenset[str] = frozenset(p.name for p in PLUGINS if p.rewritten)
+"""Plugins whose values a newer one replaces without a restart (see :class:`Plugin`)."""
 
 
 def routers() -> tuple[str, ...]:

@@ -32,7 +32,7 @@ import threading
 import time
 import warnings
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
@@ -44,7 +44,12 @@ from sumlens.graph.build import EXPORT_PATH, graph_from_program
 from sumlens.graph.fallback import HIERARCHY_PATH, hierarchy_graph
 
 _state = threading.local()
-_QUIET_LOGGERS = ("torch.export", "torch._export", "torch.fx.experimental.symbolic_shapes")
+_QUIET_LOGGERS = (
+    "torch.export",
+    "torch._export",
+    "torch.fx.experimental.symbolic_shapes",
+    "torch._subclasses.fake_tensor",  # "failed while attempting to run meta" on a wrong shape
+)
 MAX_REASON = 200
 """Characters of an export error kept in the warning and the graph's ``reason`` attribute."""
 
@@ -59,6 +64,9 @@ class GraphCapture:
     reason: str | None
     """Why the operator graph could not be captured (None when it was)."""
     seconds: float
+    outputs: pytree.TreeSpec | None = None
+    """How the model's outputs are nested (tuples, lists, dicts of tensors), from the
+    export; None for the module hierarchy."""
 
 
 def unwrap(module: torch.nn.Module) -> torch.nn.Module:
@@ -319,11 +327,15 @@ def capture(
     example_inputs: Any = None,
     *,
     example_kwargs: dict[str, Any] | None = None,
+    before_fallback: Callable[[str], None] | None = None,
 ) -> GraphCapture:
     """Capture the graph of ``module``; see :func:`from_module` for the arguments.
 
     Never raises for a model that cannot be traced: it returns the module-hierarchy graph
-    and logs one warning (once per model class and reason) that names the reason.
+    and logs one warning (once per model class and reason) that names the reason. A caller
+    that must refuse some of those models (``SummaryWriter.add_graph`` refuses what torch's
+    writer refuses) passes ``before_fallback``: it is called with the reason before the
+    hierarchy is made, and what it raises reaches the caller instead.
     """
     if not isinstance(module, torch.nn.Module):
         raise TypeError(f"module must be a torch.nn.Module, got {type(module).__name__}")
@@ -346,7 +358,9 @@ def capture(
         else:
             seconds = time.perf_counter() - start
             logger.debug("captured the graph of %s in %.2f s", type(model).__name__, seconds)
-            return GraphCapture(graph, EXPORT_PATH, None, seconds)
+            return GraphCapture(graph, EXPORT_PATH, None, seconds, program.call_spec.out_spec)
+    if before_fallback is not None:
+        before_fallback(reason)
     name = type(model).__name__
     warn_once(
         f"graph:fallback:{type(model).__module__}.{type(model).__qualname__}:{reason}",

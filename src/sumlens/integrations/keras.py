@@ -1,7 +1,9 @@
 """Keras 3 runs recorded by sumlens, on any backend and without TensorFlow.
 
 Keras' own ``TensorBoard`` callback writes through ``tf.summary``, so it needs TensorFlow
-even on the torch or JAX backend. :class:`SumlensCallback` writes the same things under
+even on the torch or JAX backend. Importing this module imports Keras on the torch backend
+when no backend is chosen and TensorFlow is not installed
+(:mod:`sumlens.integrations.keras_backend`). :class:`SumlensCallback` writes the same things under
 the same names through :class:`sumlens.writer.SummaryWriter`: ``epoch_<metric>`` at each
 epoch and ``batch_<metric>`` every ``update_freq`` batches, training values in the
 ``train`` sub-run and validation values in ``validation`` (so TensorBoard draws them as
@@ -18,15 +20,15 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-import keras
-
 from sumlens._checks import check_choice, check_instance, check_int
 from sumlens._log import warn_once
+from sumlens.integrations.keras_backend import load_keras
 from sumlens.integrations.lineage import indexed, record_lineage
 from sumlens.lineage import EvaluationLineage, TrainLineage, from_config
 from sumlens.writer import SummaryWriter
 from sumlens.writer.summary_writer import FILE_FORMATS, check_writer_options
 
+keras = load_keras()  # with the torch backend where none is chosen and TensorFlow is absent
 OWNER = "SumlensCallback"
 VALIDATION_PREFIX = "val_"
 

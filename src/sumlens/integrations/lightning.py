@@ -384,7 +384,7 @@ class SumlensCallback(Callback):
         if trainer.is_global_zero and self._landscape is not None and self._saver is None:
             assert self._logger is not None
             ckpt_dir = os.path.join(self._logger.log_dir, "ckpt_dir")
-            os.makedirs(ckpt_dir, mode=0o700, exist_ok=True)
+            os.makedirs(ckpt_dir, exist_ok=True)  # the umask's mode, as the run's directory
             self._saver = LandscapeSaver(ckpt_dir, self._landscape)
 
     def on_train_batch_start(

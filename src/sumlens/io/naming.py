@@ -3,8 +3,15 @@
 MindSpore names a run's files ``<prefix>.out.events.summary.<seconds>.<rank>.<host><suffix>``
 (lineage files end in ``_lineage``), and MindInsight orders a run's files by the number
 after ``summary.``; TensorBoard only looks at files whose name contains ``tfevents``.
-So a name clash is never resolved with a counter after the suffix: the writer takes the
-next free second instead, which keeps both the pattern and the ordering.
+TensorBoard-format files are named as torch's writer names them,
+``events.out.tfevents.<seconds>.<host>.<pid>.<n><suffix>`` (``<seconds>`` in ten digits),
+with the process's rank as ``<n>`` where torch counts its writers. A name clash is never
+resolved with a counter: the writer takes the next free second instead, which keeps both
+the pattern and the ordering (and a second writer of one process in one second, whose
+name would otherwise be the same, a name of its own).
+
+:func:`writer_file_kind` tells the names sumlens's writers give their files from any
+other name, for what must only ever touch a writer's own files (the spool's uploads).
 """
 
 from __future__ import annotations
@@ -90,10 +97,54 @@ def lineage_file_name(
     return summary_file_name(seconds, prefix, LINEAGE_SUFFIX, rank, host)
 
 
-def tensorboard_file_name(seconds: int, host: str | None = None, suffix: str = "") -> str:
-    """A TensorBoard event-file name (``events.out.tfevents.<seconds>.<host><suffix>``)."""
+def tensorboard_file_name(
+    seconds: int, host: str | None = None, suffix: str = "", pid: int | None = None
+) -> str:
+    """A TensorBoard event-file name, torch's pattern:
+    ``events.out.tfevents.<seconds, 10 digits>.<host>.<pid><suffix>`` (``pid``: this
+    process's by default; sumlens's writers end ``suffix`` with ``.<rank><filename_suffix>``)."""
     host = hostname() if host is None else host
-    return f"events.out.tfevents.{seconds}.{host}{suffix}"
+    pid = os.getpid() if pid is None else pid
+    return f"events.out.tfevents.{seconds:010d}.{host}.{pid}{suffix}"
+
+
+def export_dir_name(seconds: int) -> str:
+    """The directory of a record's ``.npy`` exports (MindSpore's ``export_<seconds>``)."""
+    return f"export_{seconds}"
+
+
+def npy_file_name(quoted_tag: str, step: int) -> str:
+    """An exported tensor's file in ``<export dir>/tensor``: ``<url-quoted tag>_<step>.npy``."""
+    return f"{quoted_tag}_{step}.npy"
+
+
+_MADE_EVENT_NAMES = (
+    re.compile(r"\w[0-9a-zA-Z_.]*\.out\.events\.summary\.\d+\.-?\d+\..+", re.ASCII),
+    re.compile(r"events\.out\.tfevents\.\d+\..+"),
+)
+_MADE_EXPORT = re.compile(r"export_\d+/tensor/[0-9A-Za-z_.~%-]*_-?\d+\.npy", re.ASCII)
+PROJECTOR_CONFIG = "projector_config.pbtxt"
+"""The projector's config in a run directory (``SummaryWriter.add_embedding``)."""
+_MADE_PROJECTOR = re.compile(r"-?\d+/[^/\\]+/(?:tensors\.tsv|metadata\.tsv|sprite\.png)")
+"""An embedding's files, ``<step, 5 digits>/<escaped tag>/...``, as
+:mod:`sumlens.writer.embedding` names them."""
+
+
+def writer_file_kind(relative: str) -> str | None:
+    """What a file of a run directory is, by the name sumlens's writers give it
+    (``relative``: its ``/``-separated path inside the directory): ``"event"`` (a summary,
+    lineage or TensorBoard event file: :func:`summary_file_name`,
+    :func:`tensorboard_file_name`), ``"export"`` (a tensor exported below it:
+    :func:`export_dir_name`, :func:`npy_file_name`, complete once it has its name),
+    ``"projector"`` (an embedding's files and the projector's config, rewritten as
+    embeddings are added), or None for a name no writer gives."""
+    if "/" not in relative:
+        if any(pattern.fullmatch(relative) for pattern in _MADE_EVENT_NAMES):
+            return "event"
+        return "projector" if relative == PROJECTOR_CONFIG else None
+    if _MADE_EXPORT.fullmatch(relative):
+        return "export"
+    return "projector" if _MADE_PROJECTOR.fullmatch(relative) else None
 
 
 def claim_free_name(
@@ -143,7 +194,8 @@ def file_rank(name: str) -> int | None:
 
 def tensorboard_file_rank(name: str) -> int | None:
     """The rank sumlens puts at the end of its TensorBoard file names (``SummaryRecord``
-    names them ``tensorboard_file_name(seconds, host, f".{rank}")``), else None."""
+    names them ``tensorboard_file_name(seconds, host, f".{rank}")``, after the process id;
+    older ones had no process id), else None."""
     last = name.rsplit(".", 1)[-1]
     return int(last) if last.isdigit() else None
 

@@ -11,8 +11,11 @@ listing of a whole tree is one recursive listing (:meth:`FsspecStorage.list_tree
 file opened at an offset is read by one ranged GET from there (:class:`RangedFile`), so a
 grown object costs its new bytes only. Every request is counted in ``requests``
 (:class:`RequestStats`). What fails because of the store itself (a missing bucket, refused
-credentials, an endpoint that cannot be reached) is a :class:`RemoteStorageError`: one line
-naming the URL and the cause. ``fsspec`` and its protocol packages are imported only here,
+credentials, an endpoint that cannot be reached, any other error of its client library) is
+a :class:`RemoteStorageError`: one line naming the URL and the cause, raised without the
+client's chain of errors (logged at debug level), and never showing a password a URL held.
+An endpoint URL holding credentials (``http://user:password@host``) is refused before any
+request, naming the option. ``fsspec`` and its protocol packages are imported only here,
 when a URL is opened, so ``import sumlens`` stays free of them.
 """
 
@@ -26,7 +29,9 @@ import threading
 from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar, cast
+from urllib.parse import urlsplit
 
+from sumlens._log import logger
 from sumlens.io.storage import LOCAL_STORAGE, FileInfo, Storage
 
 if TYPE_CHECKING:
@@ -55,6 +60,20 @@ _CREDENTIAL_CODES = frozenset(
 _CONNECT_ERRORS = frozenset(
     {"EndpointConnectionError", "ConnectTimeoutError", "ClientConnectorError", "ConnectError"}
 )
+_CLIENT_LIBRARIES = (
+    "botocore",
+    "aiobotocore",
+    "aiohttp",
+    "s3fs",
+    "gcsfs",
+    "google",
+    "adlfs",
+    "azure",
+)
+"""Packages whose own errors (not the built-in ``OSError``s fsspec raises, such as
+``FileNotFoundError``) are failures of the store's client."""
+_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]*://)[^/?#\s]*@")
+_ENDPOINT_OPTIONS = (("endpoint_url",), ("client_kwargs", "endpoint_url"))
 
 
 class RemoteStorageError(OSError):
@@ -174,6 +193,7 @@ def _open_url(url: str, options: dict[str, Any]) -> tuple[FsspecStorage, str]:
         ) from err
     except ValueError as err:
         raise ValueError(f"location={url!r}: fsspec knows no protocol {protocol!r}") from err
+    _refuse_credentials_in_endpoints(options)
     try:
         fs, path = url_to_fs(url, **options)
     except TypeError as err:
@@ -182,6 +202,29 @@ def _open_url(url: str, options: dict[str, Any]) -> tuple[FsspecStorage, str]:
             f"system: {err}"
         ) from err
     return FsspecStorage(fs), path.rstrip("/") or path
+
+
+def _without_credentials(text: str) -> str:
+    """``text`` with the ``user:password@`` of every URL in it masked (``http://***@host``)."""
+    return _USERINFO.sub(r"\g<scheme>***@", text)
+
+
+def _refuse_credentials_in_endpoints(options: Mapping[str, Any]) -> None:
+    """A ValueError naming the option when an endpoint URL holds credentials: S3's client
+    signs requests with the key and secret, and its HTTP client refuses a URL's own (after
+    retrying); and a password in a URL would be shown in every message naming it."""
+    for path in _ENDPOINT_OPTIONS:
+        value: Any = options
+        for key in path:
+            value = value.get(key) if isinstance(value, Mapping) else None
+        if isinstance(value, str) and "@" in urlsplit(value).netloc:
+            name = "".join(f"[{key!r}]" for key in path)
+            raise ValueError(
+                f"storage_options{name}={_without_credentials(value)!r} holds credentials "
+                "(user:password@ in the URL), which the store's client does not use: give the "
+                "endpoint without them, and the credentials as the file system's own options "
+                "(for s3://: 'key' and 'secret', or a 'profile')"
+            )
 
 
 class FsspecStorage:
@@ -281,7 +324,8 @@ class FsspecStorage:
         except Exception as err:
             cause = _store_failure(err)
             if cause is not None:
-                raise RemoteStorageError(f"{self.url(path)}: {cause}") from err
+                logger.debug("%s failed", self.url(path), exc_info=err)
+                raise RemoteStorageError(f"{self.url(path)}: {cause}") from None
             if isinstance(err, FileNotFoundError):
                 raise FileNotFoundError(2, "No such file or directory", self.url(path)) from err
             raise
@@ -398,7 +442,8 @@ def _mtime_ns(details: Mapping[str, Any]) -> int:
 
 
 def _store_failure(err: BaseException) -> str | None:
-    """What the store failed on (bucket, credentials, endpoint), or None for other errors."""
+    """What the store failed on (bucket, credentials, endpoint, its client), in one line
+    with no password; None for other errors."""
     links = list(_chain(err))
     for link in links:
         code = _error_code(link)
@@ -408,10 +453,19 @@ def _store_failure(err: BaseException) -> str | None:
             return f"the credentials were refused ({code})"
     for link in links:
         if type(link).__name__ in _CONNECT_ERRORS or isinstance(link, ConnectionError):
-            return f"cannot reach the endpoint ({' '.join(str(link).split())})"
+            return f"cannot reach the endpoint ({_one_line(link)})"
         if isinstance(link, PermissionError):
-            return f"access was refused ({link}): check the credentials and the permissions"
+            return (
+                f"access was refused ({_one_line(link)}): check the credentials and the permissions"
+            )
+    if type(err).__module__.partition(".")[0] in _CLIENT_LIBRARIES:
+        return f"the store's client failed ({type(err).__name__}: {_one_line(err)})"
     return None
+
+
+def _one_line(err: BaseException) -> str:
+    """``str(err)`` on one line, any password in a URL masked."""
+    return _without_credentials(" ".join(str(err).split()))
 
 
 def _chain(err: BaseException) -> Iterator[BaseException]:

@@ -8,7 +8,7 @@ TensorBoard's ``Logdir``/``GFile`` layer:
 * :class:`Storage` reads: list one directory, stat one path, open a file for reading at
   an offset;
 * :class:`WriteStorage` writes: make a directory, create a file exclusively, append to it
-  (:class:`AppendFile`), make it read-only once done, remove it, and say how much room is
+  (:class:`AppendFile`), mark it complete once done, remove it, and say how much room is
   left.
 
 :class:`LocalStorage` (the local file system, ``os.scandir``/``open``/``os.write``) is the
@@ -17,6 +17,14 @@ first implementation of both and every reader's and writer's default. Paths are 
 returns is a plain :class:`FileInfo`, so a storage with no file descriptors and no
 ``os.DirEntry`` (an object store behind an ``fsspec`` file system) can implement the same
 methods.
+
+File modes on the local disk follow the umask, as ``os.makedirs`` and ``open`` do and as
+torch's and TensorBoard's writers do: directories ``0o777 & ~umask``, files
+``0o666 & ~umask`` (0755 and 0644 under the usual umask 022), left as they are when a file
+is complete, so a dashboard under a service account, teammates on a shared volume and a
+group-readable NFS read the logs and ``rm -r`` does not ask about each file. MindSpore's
+owner-only rule is one argument away (``LocalStorage(owner_only=True)``, the writers'
+``owner_only=True``): directories 0700, files 0600 while written and 0400 once complete.
 """
 
 from __future__ import annotations
@@ -142,12 +150,12 @@ class WriteStorage(Protocol):
     """Where event files are written: each file created once and appended to."""
 
     def make_dirs(self, path: str) -> None:
-        """Make directory ``path`` and its parents where missing (only its owner may use it)."""
+        """Make directory ``path`` and its parents where missing."""
         ...
 
     def create(self, path: str) -> None:
         """Create ``path`` empty; ``FileExistsError`` if it exists (two writers never share
-        a file). Only its owner may read or write it."""
+        a file)."""
         ...
 
     def open_append(self, path: str) -> AppendFile:
@@ -155,7 +163,7 @@ class WriteStorage(Protocol):
         ...
 
     def seal(self, path: str) -> None:
-        """Make the closed file ``path`` read-only: it is complete."""
+        """The closed file ``path`` is complete: its writer adds nothing more to it."""
         ...
 
     def remove(self, path: str) -> None:
@@ -199,7 +207,20 @@ class LocalAppendFile:
 
 
 class LocalStorage:
-    """The local file system, as both :class:`Storage` and :class:`WriteStorage`."""
+    """The local file system, as both :class:`Storage` and :class:`WriteStorage`.
+
+    Directories and files are made with the modes the umask leaves (see the module's
+    docstring); with ``owner_only`` only their owner may use them (0700, 0600, and 0400
+    once complete), as MindSpore makes its files.
+    """
+
+    def __init__(self, owner_only: bool = False) -> None:
+        self.owner_only = owner_only
+        self._dir_mode = 0o700 if owner_only else 0o777
+        self._file_mode = 0o600 if owner_only else 0o666
+
+    def __repr__(self) -> str:
+        return f"LocalStorage(owner_only={self.owner_only})"
 
     def join(self, directory: StrPath, name: str) -> str:
         """``os.path.join`` (on POSIX without its checks: walks join once per directory)."""
@@ -242,20 +263,22 @@ class LocalStorage:
         return handle
 
     def make_dirs(self, path: StrPath) -> None:
-        """Mode 0700 for the directory itself (parents get the default mode)."""
-        Path(path).mkdir(mode=0o700, parents=True, exist_ok=True)
+        """Mode ``0o777 & ~umask`` (0700 when owner-only) for the directory itself; parents
+        get ``0o777 & ~umask``."""
+        Path(path).mkdir(mode=self._dir_mode, parents=True, exist_ok=True)
 
     def create(self, path: StrPath) -> None:
-        """``O_CREAT | O_EXCL`` with mode 0600."""
-        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        """``O_CREAT | O_EXCL`` with mode ``0o666 & ~umask`` (0600 when owner-only)."""
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, self._file_mode))
 
     def open_append(self, path: StrPath) -> LocalAppendFile:
         """``O_WRONLY | O_APPEND``: every write lands at the end, unbuffered."""
         return LocalAppendFile(os.open(path, os.O_WRONLY | os.O_APPEND))
 
     def seal(self, path: StrPath) -> None:
-        """Mode 0400."""
-        os.chmod(path, 0o400)
+        """Mode 0400 when owner-only; else the file keeps the mode it was made with."""
+        if self.owner_only:
+            os.chmod(path, 0o400)
 
     def remove(self, path: StrPath) -> None:
         """``os.unlink``."""
@@ -304,4 +327,16 @@ def _info(name: str, st: os.stat_result, is_link: bool) -> FileInfo:
 
 
 LOCAL_STORAGE = LocalStorage()
-"""The default storage of every reader and writer."""
+"""The default storage of every reader and writer (modes from the umask)."""
+OWNER_ONLY_STORAGE = LocalStorage(owner_only=True)
+"""The local disk for writers made with ``owner_only=True``."""
+
+
+def local_storage(owner_only: bool) -> LocalStorage:
+    """The local write storage of a writer made with ``owner_only``."""
+    return OWNER_ONLY_STORAGE if owner_only else LOCAL_STORAGE
+
+
+def dir_mode(owner_only: bool) -> int:
+    """The mode to make a writer's directory with (``mkdir``'s, before the umask)."""
+    return 0o700 if owner_only else 0o777

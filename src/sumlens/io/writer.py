@@ -18,17 +18,20 @@ from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
 
+from sumlens._checks import check_bool
 from sumlens.io.framing import encode_record
 
 _open_writers: weakref.WeakSet[RecordWriter] = weakref.WeakSet()
 
 
 class RecordWriter:
-    """Append records to ``path`` (created with mode 0600 if missing)."""
+    """Append records to ``path``, created if missing with mode ``0o666 & ~umask`` as
+    ``open`` makes files (0600, only its owner's, with ``owner_only``)."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, owner_only: bool = False) -> None:
         self.path = Path(path)
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        mode = 0o600 if check_bool(owner_only, "owner_only", "RecordWriter") else 0o666
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, mode)
         self._file = os.fdopen(fd, "ab", buffering=1024 * 1024)
         self.bytes_written = 0
         _open_writers.add(self)

@@ -2,11 +2,11 @@
 
 MindSpore's API, with what made it hard to use taken out: one worker runs in the calling
 process (``device_ids=None``, on which MindSpore's crashes) with no ``__main__`` guard and
-no Linux-only rule; the record is opened only after the arguments are checked; the
-read-only ``train_metadata.json`` is never rewritten (overrides apply in memory, to one
-call); random directions and randomized PCA are seeded, so a landscape is reproducible;
-results are cached per block under ``ckpt_dir``, so a rerun after an interruption
-resumes; and every landscape is also returned as a
+no Linux-only rule; the record is opened only after the arguments are checked;
+``train_metadata.json`` is never rewritten (overrides apply in memory, to one call);
+random directions and randomized PCA are seeded, so a landscape is reproducible; results
+are cached per block under ``ckpt_dir``, so a rerun after an interruption resumes; and
+every landscape is also returned as a
 :class:`~sumlens.landscape.LossLandscape`. Landscapes are written in MindSpore's order:
 every train (PCA) landscape in interval order, then the result (random) one, each at
 step 0 and flushed at once.
@@ -21,9 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from sumlens._checks import check_directory
+from sumlens._checks import check_bool, check_directory
 from sumlens._landscape_settings import LandscapeSettings, check_overrides, load_settings
 from sumlens._log import logger
+from sumlens.io.storage import dir_mode
 from sumlens.landscape.builder import LossLandscape
 from sumlens.landscape.compute import LandscapeRunner, RunOptions, numpy_state, open_runner
 from sumlens.summary import SummaryRecord
@@ -38,15 +39,18 @@ class SummaryLandscape:
     """Loss landscapes of a run recorded with ``SummaryCollector(collect_landscape=...)``.
 
     ``summary_dir`` is the collector's directory; the weights and ``train_metadata.json``
-    are in its ``ckpt_dir`` (created if missing).
+    are in its ``ckpt_dir`` (created if missing). The landscapes' summary file and the
+    directories made get the modes the umask leaves, as the collector's; ``owner_only=True``
+    makes them only their owner's (0700; the file 0600 while written, 0400 once closed).
     """
 
-    def __init__(self, summary_dir: str | os.PathLike[str]) -> None:
+    def __init__(self, summary_dir: str | os.PathLike[str], *, owner_only: bool = False) -> None:
         self.summary_dir = check_directory(
             summary_dir, "summary_dir", "SummaryLandscape", MAX_DIR_LENGTH
         )
+        self.owner_only = check_bool(owner_only, "owner_only", "SummaryLandscape")
         self.ckpt_dir = os.path.join(self.summary_dir, "ckpt_dir")
-        os.makedirs(self.ckpt_dir, exist_ok=True)
+        os.makedirs(self.ckpt_dir, mode=dir_mode(self.owner_only), exist_ok=True)
 
     def clean_ckpt(self) -> None:
         """Delete ``ckpt_dir`` (weights, metadata and cached blocks), ignoring errors."""
@@ -111,7 +115,9 @@ class SummaryLandscape:
             ) as runner:
                 for landscape, tag in self._landscapes(runner, settings):
                     if record is None:
-                        record = SummaryRecord(output_dir, raise_exception=True)
+                        record = SummaryRecord(
+                            output_dir, raise_exception=True, owner_only=self.owner_only
+                        )
                     record.add_value("landscape", tag, landscape)
                     record.record(0)
                     record.flush()

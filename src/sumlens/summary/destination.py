@@ -1,6 +1,7 @@
 """Where a record's files go: a local directory, or object storage through a spool.
 
-A local ``log_dir`` is made (mode 0700) and written directly. A URL (``s3://``, ``gs://``,
+A local ``log_dir`` is made (mode ``0o777 & ~umask``, as ``os.makedirs``; 0700 with
+``owner_only``) and written directly. A URL (``s3://``, ``gs://``,
 ``az://``, ``memory://`` ...) is written through a spool on the local disk
 (:mod:`sumlens.io.spool`): the record's files are made there as they would be locally, in
 parts of at most :data:`~sumlens.io.spool.PART_BYTES`, and an uploader
@@ -19,7 +20,7 @@ from typing import Any
 from sumlens._checks import check_directory, check_number
 from sumlens.io import spool as spools
 from sumlens.io.remote import is_url
-from sumlens.io.storage import LOCAL_STORAGE, WriteStorage
+from sumlens.io.storage import LOCAL_STORAGE, WriteStorage, dir_mode, local_storage
 from sumlens.io.uploader import Uploader, UploadError
 
 UPLOAD_SECS = 10.0
@@ -69,11 +70,14 @@ def open_destination(
     storage_options: Mapping[str, Any] | None = None,
     spool_dir: str | os.PathLike[str] | None = None,
     upload_secs: float = UPLOAD_SECS,
+    owner_only: bool = False,
 ) -> Destination:
     """The destination of ``log_dir``, checked for ``owner``'s error messages.
 
     For a URL the store is asked once now (a missing bucket or refused credentials fail
-    here, naming the URL); storage options and the spool apply to URLs only.
+    here, naming the URL); storage options and the spool apply to URLs only. Directories
+    and files get the modes the umask leaves, or only their owner's with ``owner_only``
+    (:class:`~sumlens.io.storage.LocalStorage`), the spool's as a local directory's.
     """
     if isinstance(log_dir, str) and is_url(log_dir):
         if len(log_dir) > max_length:
@@ -82,7 +86,7 @@ def open_destination(
                 f"characters, but got {len(log_dir)}"
             )
         interval = check_number(upload_secs, "upload_secs", owner, above=0.0)
-        spool, storage = spools.create(log_dir, storage_options, spool_dir)
+        spool, storage = spools.create(log_dir, storage_options, spool_dir, owner_only)
         return Destination(spool.local_dir, storage, Uploader(spool, interval))
     for name, value in (("storage_options", storage_options), ("spool_dir", spool_dir)):
         if value:
@@ -91,5 +95,5 @@ def open_destination(
                 f"...), but log_dir={log_dir!r} is a local path"
             )
     path = Path(check_directory(log_dir, "log_dir", owner, max_length))
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
-    return Destination(path)
+    path.mkdir(mode=dir_mode(owner_only), parents=True, exist_ok=True)
+    return Destination(path, local_storage(owner_only))

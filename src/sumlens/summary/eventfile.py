@@ -3,7 +3,8 @@
 It owns the byte-level promises of the writer:
 
 * created lazily, exclusively (a clash takes the next free second, never a counter),
-  mode 0600 while open and 0400 once closed, in a directory made with mode 0700;
+  with the modes its storage gives (the umask's; with ``owner_only`` 0600 while open and
+  0400 once closed, in a directory made with mode 0700);
 * each rotated file starts again with the format's header record (the version event),
   so every file stands alone for MindInsight and TensorBoard;
 * ``max_file_size`` is never exceeded: a record that does not fit starts a new file, and
@@ -54,7 +55,7 @@ class EventFile:
     second); ``header`` returns the serialized first record of each new file (or None
     for none); ``on_new_file(path, fd)`` is called for each new file once its header is
     written. ``path`` is the current file, ``paths`` every file written so far. Files are
-    created, written, made read-only and removed through ``storage``.
+    created, written, sealed when closed and removed through ``storage``.
     """
 
     directory: Path
@@ -190,7 +191,8 @@ class EventFile:
             )
 
     def close(self) -> None:
-        """Close the current file and make it read-only (0400); later writes open a new one."""
+        """Close the current file and seal it (:meth:`WriteStorage.seal`: 0400 when
+        owner-only); later writes open a new one."""
         if self._file is not None:
             self._file.close()
             self._file = None

@@ -1,9 +1,10 @@
 """``export_options={"tensor_format": "npy"}``: every recorded tensor also as a ``.npy`` file.
 
 Files go to ``<log_dir>/export_<seconds>/tensor/<url-quoted tag>_<step>.npy`` (numpy's
-format, original dtype and shape, mode 0400), as MindSpore lays them out. They are not
-bound by ``max_file_size``; a file the free space cannot hold (header counted as 128
-bytes) is not started.
+format, original dtype and shape), as MindSpore lays them out, with the modes the umask
+leaves as the record's event files (0400 in folders of mode 0700 with ``owner_only``, as
+MindSpore). They are not bound by ``max_file_size``; a file the free space cannot hold
+(header counted as 128 bytes) is not started.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from sumlens.io import storage
+from sumlens.io.naming import npy_file_name
 from sumlens.summary.items import Item, StepBatch
 
 EXPORT_FORMATS = {"tensor_format": ("npy", None)}
@@ -24,26 +26,33 @@ NPY_HEADER_ESTIMATE = 128
 
 
 class NpyExporter:
-    """Writes exported tensors under ``directory`` (created on first use)."""
+    """Writes exported tensors under ``directory`` (created on first use); ``owner_only``:
+    readable by their owner only (folders 0700, files 0400)."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, owner_only: bool = False) -> None:
         self.directory = directory
+        self.owner_only = owner_only
 
     def __call__(self, batch: StepBatch, item: Item, value: np.ndarray) -> None:
         folder = self.directory / "tensor"
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        mode = storage.dir_mode(self.owner_only)
+        self.directory.mkdir(mode=mode, parents=True, exist_ok=True)  # each with the mode
+        folder.mkdir(mode=mode, exist_ok=True)
         needed = value.nbytes + NPY_HEADER_ESTIMATE
         free = storage.free_disk_bytes(folder)  # via the module: one seam for tests
         if free < needed:
             raise OSError(
                 errno.ENOSPC, f"no space left on the disk for {needed} bytes ({free} free)", folder
             )
-        path = folder / f"{urllib.parse.quote(item.tag, safe='')}_{batch.step}.npy"
+        path = folder / npy_file_name(urllib.parse.quote(item.tag, safe=""), batch.step)
         partial = path.with_name(path.name + ".partial")
         try:  # written aside and renamed: a full disk never leaves a half file under the name
-            with open(partial, "wb") as handle:
+            mode = 0o600 if self.owner_only else 0o666
+            flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+            with os.fdopen(os.open(partial, flags, mode), "wb") as handle:
                 np.save(handle, value)
-            os.chmod(partial, 0o400)
+            if self.owner_only:
+                os.chmod(partial, 0o400)
             os.replace(partial, path)
         finally:
             partial.unlink(missing_ok=True)

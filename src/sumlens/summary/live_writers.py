@@ -30,6 +30,11 @@ except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
 _EVENT_KINDS = ("summary", "tensorboard")
+_made_here: set[str] = set()
+"""The summary files this process made: never another process's live files, so never
+probed (a long run's own rotated files cost nothing). A forked child starts it again:
+for the child they are its parent's."""
+os.register_at_fork(after_in_child=_made_here.clear)
 
 
 def hold(fd: int) -> None:
@@ -65,8 +70,9 @@ def _held(path: Path) -> bool:
 def live_files(directory: Path, rank: int, own: Collection[Path] = ()) -> list[Path]:
     """Summary files of ``rank`` in ``directory`` that another live writer holds.
 
-    Only files still writable are asked (a writer makes its files read-only when it
-    closes them), so a directory of many finished files costs one ``stat`` each.
+    Files this process made are not asked, nor read-only ones (an ``owner_only`` writer
+    makes its files read-only when it closes them); any other file of ``rank`` is opened
+    and its lock probed.
     """
     if fcntl is None:  # pragma: no cover - Windows
         return []
@@ -78,6 +84,8 @@ def live_files(directory: Path, rank: int, own: Collection[Path] = ()) -> list[P
     for entry in entries:
         path = Path(entry.path)
         if file_kind(entry.name) not in _EVENT_KINDS or _rank_of(entry.name) != rank:
+            continue
+        if entry.path in _made_here:
             continue
         try:
             writable = entry.is_file() and entry.stat().st_mode & stat.S_IWUSR
@@ -104,6 +112,7 @@ def say_shared(directory: Path, rank: int, where: str) -> None:
 def check_new_file(directory: Path, rank: int, path: Path, fd: int) -> None:
     """For a summary file just created: hold it, and warn if another writer is live."""
     hold(fd)
+    _made_here.add(os.fspath(path))
     others = live_files(directory, rank, own=(path,))
     if others:
         say_shared(directory, rank, f"in another process: its {others[0].name} is open")

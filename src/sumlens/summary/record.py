@@ -43,6 +43,7 @@ from sumlens.io.naming import (
     check_affix,
     check_filename_suffix,
     current_rank,
+    export_dir_name,
     hostname,
     lineage_file_name,
     summary_file_name,
@@ -122,6 +123,11 @@ class SummaryRecord:
     ``upload_secs``, at :meth:`flush` and at :meth:`close`, in parts of a few MiB (objects
     cannot be appended to). A failed upload is retried; what :meth:`close` could not
     upload stays in the spool for ``sumlens upload``.
+
+    Directories and files get the modes the umask leaves, as torch's writer and
+    ``os.makedirs``/``open`` make them (0755 and 0644 under umask 022), and keep them when
+    closed. ``owner_only=True`` makes them MindSpore's way, only their owner's: directories
+    0700, files 0600 while written and 0400 once closed.
     """
 
     def __init__(
@@ -141,12 +147,14 @@ class SummaryRecord:
         storage_options: Mapping[str, Any] | None = None,
         spool_dir: str | os.PathLike[str] | None = None,
         upload_secs: float = UPLOAD_SECS,
+        owner_only: bool = False,
     ) -> None:
         check_affix("file_prefix", file_prefix)
         check_affix("file_suffix", file_suffix)
         check_filename_suffix(filename_suffix)
         owner = "SummaryRecord"
         raise_exception = check_bool(raise_exception, "raise_exception", owner)
+        owner_only = check_bool(owner_only, "owner_only", owner)
         num_process = check_int(num_process, "num_process", owner, 1)
         file_format = check_choice(file_format, "file_format", owner, FILE_FORMATS)
         max_file_size = check_max_file_size(max_file_size, owner, file_format)
@@ -154,7 +162,7 @@ class SummaryRecord:
         self._export_options = check_export_options(export_options)
         check_module(network, "network", owner, allow_none=True)
         self._destination = destination = open_destination(
-            log_dir, owner, MAX_LOG_DIR_LENGTH, storage_options, spool_dir, upload_secs
+            log_dir, owner, MAX_LOG_DIR_LENGTH, storage_options, spool_dir, upload_secs, owner_only
         )
         directory, storage = destination.directory, destination.storage
 
@@ -229,7 +237,7 @@ class SummaryRecord:
             )
         exporter = None
         if self._export_options.get("tensor_format") == "npy":
-            exporter = NpyExporter(directory / f"export_{seconds}")
+            exporter = NpyExporter(directory / export_dir_name(seconds), owner_only)
         prepare_kernels()  # before the writer thread exists (see sumlens._numba)
         WRITER_KERNELS.start()  # compiled off this thread; plain paths meanwhile
         self._pipeline = WriterPipeline(
@@ -760,7 +768,8 @@ class SummaryRecord:
         self._raise_pending()
 
     def close(self, timeout: float | None = None) -> None:
-        """Write everything, close the files (read-only from then on); later calls do nothing."""
+        """Write everything and close the files (0400 with ``owner_only``); later calls do
+        nothing."""
         if self._closed or self._forked:
             return
         self._closed = True

@@ -101,9 +101,11 @@ def atomic_write(
 ) -> str:
     """Call ``write(f)`` on a temp file beside ``path``, then atomically move it to ``path``.
 
-    ``mode`` (e.g. ``0o400``) is applied to the temp file before the rename, so the final
-    name never appears with other permissions. Temp files of earlier writes into the
-    same directory whose process died are removed first. Returns the absolute final path.
+    ``mode`` (e.g. ``0o400``, the checkpoint rule of :mod:`sumlens.train.checkpoint`) is
+    applied to the temp file before the rename, so the final name never appears with other
+    permissions; without one the file keeps ``mkstemp``'s 0600. Temp files of earlier
+    writes into the same directory whose process died are removed first. Returns the
+    absolute final path.
     """
     final = os.path.abspath(os.fspath(path))
     directory, base = os.path.split(final)

@@ -16,7 +16,11 @@ anything. Besides the tensors, the safetensors header metadata holds:
 
 With ``enc_key`` the whole file is wrapped by :mod:`sumlens.train.crypto` (AES-GCM, or
 AES-CBC + HMAC-SHA256). Files are written to a temp file, fsynced and renamed into place
-(:mod:`sumlens.train.atomic`) with mode ``0o400`` as MindSpore does.
+(:mod:`sumlens.train.atomic`) with mode ``0o400`` as MindSpore does, whatever the umask:
+the checkpoint rule (every ``*.ckpt`` sumlens writes: ModelCheckpoint's, the exception
+save's, the landscape weights), unlike event files, which get the modes the umask leaves.
+A checkpoint holds the model's weights, which may be worth more than its logs: only its
+owner reads it, and nothing rewrites it in place.
 """
 
 from __future__ import annotations
@@ -409,7 +413,8 @@ def save_checkpoint(
     on the calling thread and writes them on a background thread; the returned handle's
     ``wait()`` (or :func:`wait_for_pending_saves`) waits for the file. Saves run in call
     order. ``integrated_save`` is accepted for MindSpore compatibility (single process:
-    no effect).
+    no effect). The file is mode ``0o400`` whatever the umask (the checkpoint rule: see the
+    module's docstring).
     """
     path = _check_path(ckpt_file_name, "ckpt_file_name")
     if not path.endswith((".ckpt", ".safetensors")):

@@ -3,9 +3,12 @@
 The backbone's weights are saved at every step (or epoch) named in the settings'
 ``intervals``, as ``<BackboneClass>_<n>_<unit>.ckpt``, and ``train_metadata.json`` at the
 end of training (its content and the settings are the contract of
-:mod:`sumlens._landscape_settings`). Each file is written once, made read-only, under
-an exclusive lock file (``<file>.lock``, removed afterwards), so that several processes
-may share the directory.
+:mod:`sumlens._landscape_settings`). Each file is written once (never again once it
+exists), under an exclusive lock file (``<file>.lock``, removed afterwards), so that
+several processes may share the directory. The weights are checkpoints, with the
+checkpoint rule (:func:`sumlens.train.save_checkpoint`: mode 0400, as MindSpore);
+``train_metadata.json`` gets the mode the umask leaves, as the run's event files, or 0400
+with ``owner_only``.
 """
 
 from __future__ import annotations
@@ -13,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import stat
 from collections.abc import Iterator
 from typing import Any
 
@@ -44,19 +46,16 @@ def file_lock(path: str) -> Iterator[None]:
             os.remove(lock_path)
 
 
-def read_only(path: str) -> None:
-    with contextlib.suppress(OSError):
-        os.chmod(path, stat.S_IRUSR)
-
-
 class LandscapeSaver:
     """Saves the backbone's weights at interval steps/epochs; writes ``train_metadata.json``."""
 
-    def __init__(self, ckpt_dir: str, config: dict[str, Any]) -> None:
+    def __init__(self, ckpt_dir: str, config: dict[str, Any], owner_only: bool = False) -> None:
         """``config``: the collector's checked settings
-        (:func:`sumlens._landscape_settings.check_collect_landscape`)."""
+        (:func:`sumlens._landscape_settings.check_collect_landscape`); ``owner_only``: the
+        metadata file only its owner's (0400)."""
         self.ckpt_dir = ckpt_dir
         self.config = config
+        self.owner_only = owner_only
         self.unit: str = config["unit"]
         self.members = {n for interval in config["intervals"] for n in interval}
         self.files: dict[int, str] = {}
@@ -70,8 +69,7 @@ class LandscapeSaver:
         path = os.path.abspath(os.path.join(self.ckpt_dir, name))
         with file_lock(path):
             if not os.path.exists(path):
-                save_checkpoint(network.state_dict(), path)
-                read_only(path)
+                save_checkpoint(network.state_dict(), path)  # mode 0400: a checkpoint
         self.files[number] = path
 
     def write_metadata(self, step_per_epoch: int) -> str:
@@ -88,7 +86,10 @@ class LandscapeSaver:
         data = metadata(self.config, self.files, step_per_epoch)
         with file_lock(path):
             if not os.path.exists(path):
-                with open(path, "w", encoding="utf-8") as handle:
+                mode = 0o600 if self.owner_only else 0o666
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+                with os.fdopen(fd, "w", encoding="utf-8") as handle:
                     json.dump(data, handle, indent=2)
-                read_only(path)
+                if self.owner_only:
+                    os.chmod(path, 0o400)
         return path

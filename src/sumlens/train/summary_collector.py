@@ -50,6 +50,7 @@ from sumlens._log import logger
 from sumlens.graph import from_dataloader, from_module, unwrap, watch_inputs
 from sumlens.io.naming import current_rank
 from sumlens.io.remote import is_url
+from sumlens.io.storage import dir_mode
 from sumlens.lineage import EvaluationLineage, TrainLineage
 from sumlens.summary import SummaryRecord
 from sumlens.summary.convert import copy_to_host_async
@@ -201,8 +202,9 @@ class SummaryCollector(Callback):
     """Collect summaries and lineage of a ``Model.train``/``eval`` run (see the module doc).
 
     Args:
-        summary_dir: directory of the event files (created, mode 0o700), or a URL of
-            object storage (``s3://bucket/run`` ...: see ``SummaryRecord``).
+        summary_dir: directory of the event files (created with the mode the umask
+            leaves, as ``os.makedirs``), or a URL of object storage (``s3://bucket/run``
+            ...: see ``SummaryRecord``).
         collect_freq: collect every ``collect_freq`` steps (epochs in sink mode); the
             first one is always collected.
         num_process: writer encoding threads.
@@ -222,6 +224,9 @@ class SummaryCollector(Callback):
         rank_zero_only: do nothing on ranks other than 0.
         storage_options: fsspec's options for a ``summary_dir`` URL (``endpoint_url``,
             ``profile``, ``anon`` ...).
+        owner_only: make the directories and files only their owner's, as MindSpore does
+            (0700; event files 0600 while written and 0400 once closed) instead of the
+            modes the umask leaves (the landscape weights are checkpoints: 0400 always).
     """
 
     def __init__(
@@ -238,9 +243,11 @@ class SummaryCollector(Callback):
         rank_zero_only: bool = False,
         *,
         storage_options: Mapping[str, Any] | None = None,
+        owner_only: bool = False,
     ) -> None:
         owner = "SummaryCollector"
         self._summary_dir = check_summary_dir(summary_dir)
+        self._owner_only = check_bool(owner_only, "owner_only", owner)
         self._storage_options = dict(storage_options or {})
         self._collect_freq = check_int(collect_freq, "collect_freq", owner, 1)
         self._tensor_freq = check_int(
@@ -286,10 +293,11 @@ class SummaryCollector(Callback):
         self._active = True
         self._landscape_saver: LandscapeSaver | None = None
         if self._landscape is not None and self._is_active_rank():
-            os.makedirs(self._summary_dir, mode=0o700, exist_ok=True)
+            mode = dir_mode(self._owner_only)
+            os.makedirs(self._summary_dir, mode=mode, exist_ok=True)
             ckpt_dir = os.path.join(self._summary_dir, "ckpt_dir")
-            os.makedirs(ckpt_dir, mode=0o700, exist_ok=True)
-            self._landscape_saver = LandscapeSaver(ckpt_dir, self._landscape)
+            os.makedirs(ckpt_dir, mode=mode, exist_ok=True)
+            self._landscape_saver = LandscapeSaver(ckpt_dir, self._landscape, self._owner_only)
             logger.info("SummaryCollector saves landscape weights to %s", ckpt_dir)
 
         self._record: SummaryRecord | None = None
@@ -340,6 +348,7 @@ class SummaryCollector(Callback):
             raise_exception=False,
             export_options=self._export_options or None,
             storage_options=self._storage_options or None,
+            owner_only=self._owner_only,
         )
         record.stop_keeping_calls()  # the graph is captured here, from watch_inputs
         stack = contextlib.ExitStack()

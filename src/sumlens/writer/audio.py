@@ -12,7 +12,7 @@ import wave
 
 import numpy as np
 
-from sumlens._checks import check_number, check_str
+from sumlens._checks import check_number, check_text
 from sumlens._log import warn_once
 from sumlens._proto import tensorboard_pb2 as tbpb
 from sumlens.writer.arrays import numeric_array
@@ -23,7 +23,7 @@ _FULL_SCALE = np.iinfo(np.int16).max
 
 def audio_value(tag: str, snd_tensor: object, sample_rate: float = 44100) -> tbpb.Summary.Value:
     """The summary value of the clip ``snd_tensor`` (values in [-1, 1]) at ``sample_rate`` Hz."""
-    check_str(tag, "tag", OWNER)
+    check_text(tag, "tag", OWNER)
     rate = check_number(sample_rate, "sample_rate", OWNER, above=0.0)
     samples = numeric_array(snd_tensor, "snd_tensor", OWNER)
     if samples.size == 0 or sum(extent > 1 for extent in samples.shape) > 1:

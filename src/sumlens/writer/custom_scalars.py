@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from sumlens._checks import check_text
 from sumlens._proto import tensorboard_pb2 as tbpb
 from sumlens._proto import tensorboard_plugins_pb2 as plugins
 
@@ -36,6 +37,7 @@ def custom_scalars_value(
                 f"For '{OWNER}', {where} must map a str category to a dict "
                 f"{{title: [kind, tags]}}, but got {type(charts).__name__}"
             )
+        check_text(category_title, f"{where} category", OWNER)
         category = proto.category.add(title=category_title)
         for title, chart in charts.items():
             _add_chart(category, title, chart, f"{where}[{title!r}]")
@@ -57,6 +59,7 @@ def _add_chart(category: plugins.Category, title: object, chart: object, where: 
         raise TypeError(
             f"For '{OWNER}', {where} must be [kind, tags] under a str title, but got {chart!r}"
         )
+    check_text(title, f"{where} title", OWNER)
     kind, tags = chart
     if kind not in KINDS:
         raise ValueError(
@@ -71,6 +74,8 @@ def _add_chart(category: plugins.Category, title: object, chart: object, where: 
         raise TypeError(
             f"For '{OWNER}', the tags of {where} must be a list of str, but got {tags!r}"
         )
+    for index, tag in enumerate(tags):
+        check_text(tag, f"{where} tags[{index}]", OWNER)
     if kind == "Margin":
         if len(tags) != 3:
             raise ValueError(

@@ -7,8 +7,11 @@ into a grid of ``ceil(sqrt(N))`` columns, padded to a square); and an entry in t
 directory's ``projector_config.pbtxt``, which the projector reads. The entry is added to
 the entries already there (one of the same tensor name is replaced).
 
-Thumbnails of floats are taken as [0, 1] and scaled by 255 as torch's writer does; uint8
-thumbnails are kept as they are (torch's writer would scale them too, saturating them).
+Labels are written as torch's writer writes them, ``str()`` of each (of each row of an
+array or tensor, of each cell with ``metadata_header``); one holding a tab or a line break,
+which would shift every later label, is refused where the user called. Thumbnails of floats
+are taken as [0, 1] and scaled by 255 as torch's writer does; uint8 thumbnails are kept as
+they are (torch's writer would scale them too, saturating them).
 """
 
 from __future__ import annotations
@@ -16,12 +19,13 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from google.protobuf import text_format
 from PIL import Image
 
-from sumlens._checks import check_int, check_str
+from sumlens._checks import check_int, check_text
 from sumlens._log import logger
 from sumlens._proto import tensorboard_plugins_pb2 as plugins
 from sumlens.writer.arrays import numeric_array
@@ -36,16 +40,17 @@ SPRITE_FILE = "sprite.png"
 def write_embedding(
     log_dir: str | os.PathLike[str],
     mat: object,
-    metadata: Sequence[object] | None = None,
+    metadata: Any = None,
     label_img: object = None,
     global_step: int | None = None,
     tag: str = "default",
-    metadata_header: Sequence[object] | None = None,
+    metadata_header: Any = None,
 ) -> str:
     """Write ``mat`` (``[N, D]``) with its ``metadata`` (N labels, or N rows of columns
-    named by ``metadata_header``) and ``label_img`` (``[N, C, H, W]``, C of 1 or 3) for the
-    projector; the directory written, relative to ``log_dir``."""
-    check_str(tag, "tag", OWNER)
+    named by ``metadata_header``: lists, arrays or tensors) and ``label_img``
+    (``[N, C, H, W]``, C of 1 or 3) for the projector; the directory written, relative to
+    ``log_dir``."""
+    check_text(tag, "tag", OWNER)
     step = check_int(global_step, "global_step", OWNER, allow_none=True) or 0
     vectors = numeric_array(mat, "mat", OWNER)
     if vectors.ndim != 2:
@@ -86,38 +91,59 @@ def _escaped(tag: str) -> str:
     return tag.replace("%", "%25").replace("/", "%2f").replace("\\", "%5c")
 
 
-def _metadata_lines(
-    metadata: Sequence[object], header: Sequence[object] | None, count: int
-) -> list[str]:
-    """The lines of ``metadata.tsv``, each checked to fit in one TSV cell or row."""
-    if isinstance(metadata, str) or not isinstance(metadata, Sequence) or len(metadata) != count:
-        shown = len(metadata) if isinstance(metadata, Sequence) else type(metadata).__name__
-        raise ValueError(
-            f"For '{OWNER}', the argument 'metadata' must be a list of one label per row of "
-            f"'mat' ({count}), but got {shown}"
-        )
-    if not header:
-        return [_cell(label, f"metadata[{index}]") for index, label in enumerate(metadata)]
-    rows = [header, *metadata]
-    lines = []
-    for index, row in enumerate(rows):
-        where = "metadata_header" if index == 0 else f"metadata[{index - 1}]"
-        if isinstance(row, str) or not isinstance(row, Sequence) or len(row) != len(header):
+def _metadata_lines(metadata: Any, header: Any, count: int) -> list[str]:
+    """The lines of ``metadata.tsv`` as torch's writer writes them: ``str()`` of each label
+    (each row of an array or tensor: ``labels.cpu().numpy()`` gives ``3``, a tensor
+    ``tensor(3)``), or with a header, its cells joined by tabs; each checked to fit in one
+    TSV cell or row."""
+    labels = _items(metadata, "metadata", count)
+    if header is None or (_list_like(header) and len(header) == 0):
+        return [_cell(label, f"metadata[{index}]") for index, label in enumerate(labels)]
+    names = _items(header, "metadata_header")
+    lines = ["\t".join(_cell(name, "metadata_header") for name in names)]
+    for index, row in enumerate(labels):
+        where = f"metadata[{index}]"
+        if not _list_like(row) or len(row) != len(names):
             raise ValueError(
-                f"For '{OWNER}', {where} must be a list of {len(header)} columns (one per "
+                f"For '{OWNER}', {where} must be a list of {len(names)} columns (one per "
                 f"metadata_header entry), but got {row!r:.200}"
             )
         lines.append("\t".join(_cell(cell, where) for cell in row))
     return lines
 
 
-def _cell(value: object, where: str) -> str:
+def _list_like(value: Any) -> bool:
+    """A list, tuple or other sequence that is not text, or an array or tensor of one
+    dimension or more: what torch's writer iterates over for labels and columns."""
+    if isinstance(value, str | bytes):
+        return False
+    if isinstance(value, Sequence):
+        return True
+    ndim = getattr(value, "ndim", None)
+    return isinstance(ndim, int) and ndim >= 1 and hasattr(value, "__len__")
+
+
+def _items(value: Any, name: str, count: int | None = None) -> list[Any]:
+    """The items of ``value`` (``count`` of them when given), refused when it is not
+    :func:`_list_like`."""
+    if not _list_like(value) or (count is not None and len(value) != count):
+        shown = len(value) if _list_like(value) else type(value).__name__
+        wanted = f"one label per row of 'mat' ({count})" if count is not None else "labels"
+        raise ValueError(
+            f"For '{OWNER}', the argument '{name}' must be a list, array or tensor of "
+            f"{wanted}, but got {shown}"
+        )
+    return list(value)
+
+
+def _cell(value: Any, where: str) -> str:
     text = str(value)
     if any(mark in text for mark in "\t\n\r"):
         raise ValueError(
             f"For '{OWNER}', {where} must not hold tabs or line breaks (metadata.tsv is "
             f"tab-separated, a line per row), but got {text!r:.200}"
         )
+    check_text(text, where, OWNER)
     return text
 
 

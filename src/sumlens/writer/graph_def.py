@@ -6,9 +6,12 @@ and ``EventAccumulator.Graph()`` read it (an ONNX file's: :mod:`sumlens.writer.o
 
 A torch model's graph is our own capture (:func:`sumlens.graph.capture`: ``torch.export``,
 else the module hierarchy with one warning), not ``torch.jit.trace`` as torch's writer
-uses: one capture serves both formats, it follows dict inputs and keyword arguments that
-tracing refuses, runs the model on fake tensors (nothing computed, nothing in the model
-changed), and a model it cannot trace still gets its module hierarchy instead of an error.
+uses: one capture serves both formats, it follows dict inputs and non-tensor arguments that
+tracing refuses, and runs the model on fake tensors (nothing computed, nothing in the model
+changed). What torch's writer refuses is refused alike (:func:`checked_capture`): a model
+that fails on its inputs, and with ``use_strict_trace=True`` a dict among its outputs; the
+module hierarchy is written only for a model that torch's tracing follows and export does
+not (data-dependent control flow).
 Its MindSpore ``GraphProto`` is rewritten here with TensorBoard's conventions:
 
 * names are ``/``-scoped by the module path as torch's writer scopes them:
@@ -28,7 +31,8 @@ colouring); nothing runs, so there are no times.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+import warnings
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from sumlens._proto import anf_ir_pb2, tensorboard_graph_pb2, tensorboard_pb2
@@ -36,12 +40,15 @@ from sumlens._proto import anf_ir_pb2, tensorboard_graph_pb2, tensorboard_pb2
 if TYPE_CHECKING:
     import torch
 
+    from sumlens.graph import GraphCapture
+
 TB = tensorboard_pb2.DataType
 MS = anf_ir_pb2.DataType
 PRODUCER = 22
 """``VersionDef.producer``, as torch's writer sets it."""
 ROOT_MS_SCOPE = "Default"
 IO_OP = "IO Node"
+OWNER = "SummaryWriter.add_graph"
 
 TORCH_DTYPES: dict[str, tuple[int, int]] = {
     "bool": (TB.DT_BOOL, 1),
@@ -88,31 +95,140 @@ def graph_def_of(
     verbose: bool = False,
     use_strict_trace: bool = True,
 ) -> tuple[bytes, bytes]:
-    """(``GraphDef``, ``RunMetadata``) bytes of ``model`` called with ``input_to_model``.
+    """(``GraphDef``, ``RunMetadata``) bytes of ``model`` called with ``input_to_model``
+    (see :func:`checked_capture`); ``verbose`` prints the graph, one node a line."""
+    from sumlens.graph import unwrap
 
-    ``input_to_model`` is what torch's ``add_graph`` takes: a tuple of positional arguments,
-    any other value being the single argument (None: no arguments). ``verbose`` prints the
-    graph, one node a line. ``use_strict_trace`` is accepted for torch's signature and
-    changes nothing: ``torch.export`` takes the outputs (lists, dicts) that only a non-strict
-    trace would. A model that cannot be traced gets its module hierarchy and one warning
-    (see :func:`sumlens.graph.capture`); nothing here raises for it.
+    graph = checked_capture(model, input_to_model, verbose, use_strict_trace).graph
+    inner = unwrap(model)
+    graph_def, run_metadata = _Converter(inner, _device_of(inner, input_to_model)).convert(graph)
+    if verbose:
+        print(describe(graph_def))
+    return graph_def.SerializeToString(), run_metadata.SerializeToString()
+
+
+def checked_capture(
+    model: torch.nn.Module,
+    input_to_model: Any = None,
+    verbose: bool = False,
+    use_strict_trace: bool = True,
+) -> GraphCapture:
+    """The captured graph of ``model`` called with ``input_to_model``, refused where torch's
+    ``add_graph`` refuses it.
+
+    ``input_to_model`` is what torch's ``add_graph`` takes: a tuple or list of positional
+    arguments, any other value being the single argument (None: no arguments). torch's
+    writer traces the model (``torch.jit.trace``) and raises what tracing raises; so does
+    this, with the same exception type: a model failing on its inputs (a wrong shape:
+    ``RuntimeError``; an error of the forward's own, as it is), no inputs for a forward that
+    needs them (``RuntimeError``), and with ``use_strict_trace=True`` (the default) a dict
+    among the outputs (``RuntimeError``; False writes its graph). A model that export cannot
+    follow and torch's tracing can (data-dependent control flow) gets its module hierarchy
+    and one warning (see :func:`sumlens.graph.capture`).
     """
     import torch
 
-    from sumlens.graph import capture, unwrap
+    from sumlens.graph import capture
 
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     for name, flag in (("verbose", verbose), ("use_strict_trace", use_strict_trace)):
         if not isinstance(flag, bool):
             raise TypeError(f"{name} must be True or False, got {flag!r}")
-    example = () if input_to_model is None else input_to_model
-    graph = capture(model, example).graph
-    inner = unwrap(model)
-    graph_def, run_metadata = _Converter(inner, _device_of(inner, example)).convert(graph)
-    if verbose:
-        print(describe(graph_def))
-    return graph_def.SerializeToString(), run_metadata.SerializeToString()
+    example = _arguments(input_to_model)
+    check = _as_torch_traces(model, input_to_model, use_strict_trace)
+    captured = capture(model, example, before_fallback=check)
+    where = _dict_in(captured.outputs, "output")
+    if use_strict_trace and where is not None:
+        raise RuntimeError(
+            f"For '{OWNER}', the output of {type(model).__name__} holds a dict ({where}), "
+            "which torch's writer refuses with use_strict_trace=True (the default; "
+            "torch.jit.trace(strict=True) does): pass use_strict_trace=False to write its graph"
+        )
+    return captured
+
+
+def _arguments(input_to_model: Any) -> Any:
+    """``input_to_model`` as :func:`sumlens.graph.capture` takes it: torch's writer calls the
+    model with a list's items, as with a tuple's."""
+    if input_to_model is None:
+        return ()
+    return tuple(input_to_model) if isinstance(input_to_model, list) else input_to_model
+
+
+def _dict_in(spec: Any, where: str) -> str | None:
+    """Where the first dict (or dict subclass) of an output tree spec is, or None."""
+    if spec is None or not isinstance(spec.type, type):
+        return None
+    if issubclass(spec.type, dict):
+        return where
+    keys = spec.context if isinstance(spec.context, list) else range(spec.num_children)
+    for key, child in zip(keys, spec.children(), strict=True):
+        found = _dict_in(child, f"{where}[{key!r}]")
+        if found is not None:
+            return found
+    return None
+
+
+def _as_torch_traces(
+    model: torch.nn.Module, input_to_model: Any, use_strict_trace: bool
+) -> Callable[[str], None]:
+    """What :func:`sumlens.graph.capture` calls before it falls back to the module
+    hierarchy: trace the model as torch's writer does (in eval mode; here without
+    gradients), and raise what that raises, since torch's writer would write no graph."""
+    import torch
+
+    def check(reason: str) -> None:
+        modes = [(module, module.training) for module in model.modules()]
+        model.train(False)
+        try:
+            with torch.no_grad(), warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # the tracer's warnings of a traceable model
+                torch.jit.trace(model, input_to_model, strict=use_strict_trace)
+        except Exception as err:
+            refusal = _refusal(err, model, input_to_model, reason)
+            if refusal is err:
+                raise
+            raise refusal from err
+        finally:  # each module's own mode back (a frozen part stays in eval)
+            for module, training in modes:
+                module.training = training
+
+    return check
+
+
+def _refusal(err: Exception, model: torch.nn.Module, input_to_model: Any, reason: str) -> Exception:
+    """``err`` of torch's tracing, as an error of the same type that says what was called
+    on what (``err`` itself when its type takes no message alone)."""
+    name = type(model).__name__
+    if input_to_model is None:
+        text = (
+            f"For '{OWNER}', input_to_model is None and {name} cannot be captured without "
+            f"inputs ({reason}); torch's writer fails too ({type(err).__name__}: {err}): pass "
+            "the forward's arguments (a tensor, or a tuple of them)"
+        )
+    else:
+        text = (
+            f"For '{OWNER}', {name} fails on input_to_model ({_shown(input_to_model)}), and "
+            f"torch's writer fails alike; no graph is written: {type(err).__name__}: {err}"
+        )
+    try:
+        return type(err)(text)
+    except Exception:  # an exception type with arguments of its own
+        return err
+
+
+def _shown(value: Any) -> str:
+    """Tensors as ``Tensor[1, 9] float32``, containers of them as such, others by type."""
+    if isinstance(value, list | tuple):
+        return f"({', '.join(_shown(item) for item in value)})"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{key!r}: {_shown(item)}" for key, item in value.items()) + "}"
+    shape = getattr(value, "shape", None)
+    if shape is not None:
+        dtype = str(getattr(value, "dtype", "")).removeprefix("torch.")
+        return f"{type(value).__name__}{list(shape)} {dtype}".rstrip()
+    return type(value).__name__
 
 
 def describe(graph_def: tensorboard_graph_pb2.GraphDef) -> str:

@@ -27,6 +27,7 @@ import functools
 import math
 import os
 import struct
+import threading
 from typing import Any
 
 import numpy as np
@@ -98,6 +99,68 @@ def check_bins(bins: Any, max_bins: Any, owner: str) -> None:
         raise ValueError(f"{owner}: max_bins={max_bins!r} must be a positive int or None")
 
 
+def not_binnable(tag: str, bins: Any, owner: str, reason: str) -> ValueError:
+    """The error of values that cannot be binned (torch's writer refuses them too)."""
+    return ValueError(
+        f"For '{owner}', the argument 'values' of tag {tag!r} cannot be binned with "
+        f"bins={bins!r:.60}: {reason}; torch's writer refuses it too. bins='tensorflow' (the "
+        f"default) needs one value at least inside {_TENSORFLOW_EDGES[0]:.3g} .. "
+        f"{_TENSORFLOW_EDGES[-1]:.3g} (NaN, infinities and larger magnitudes are counted in "
+        "num, min, max and sum, in no bucket); edges need one value at least between the "
+        "first and the last; a count or a numpy rule needs finite values whose range a "
+        "float64 holds"
+    )
+
+
+def binnable(values: np.ndarray, bins: Any, tag: str, owner: str) -> Any:
+    """The bins to bin host ``values`` by later (on the writer thread), once it is known
+    that they can be: a count or a numpy rule made into edges here (the buckets are the
+    same), anything else as given. Raises :func:`not_binnable` where torch's writer raises
+    (``ValueError``): no value inside the edges, or for a count or a rule, a range that is
+    not finite."""
+    flat = np.asarray(values).reshape(-1)
+    if isinstance(bins, int | str) and not (isinstance(bins, str) and bins == "tensorflow"):
+        try:
+            with np.errstate(all="ignore"):
+                return np.histogram_bin_edges(flat.astype(np.float64), bins)
+        except ValueError as err:  # a range not finite, or too wide for float64
+            low, high = flat.min(), flat.max()
+            raise not_binnable(tag, bins, owner, f"{err} (min {low}, max {high})") from None
+    edges = _TENSORFLOW_EDGES if isinstance(bins, str) else np.asarray(bins, dtype=np.float64)
+    low, high = edges[0], edges[-1]
+    least, most = flat.min(), flat.max()
+    if not (low <= least <= high or low <= most <= high):  # NaN compares False
+        with np.errstate(invalid="ignore"):
+            if not np.any((flat >= low) & (flat <= high)):
+                raise not_binnable(tag, bins, owner, _outside(low, high))
+    return bins
+
+
+def _outside(low: float, high: float) -> str:
+    return f"no value lies inside the bins' edges {low:.3g} .. {high:.3g}"
+
+
+class RefusedCounts:
+    """How many histograms of each tag could not be binned on the writer thread (a CUDA
+    tensor's values are seen only there); counted from the encoder threads at once."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._counts: dict[str, int] = {}
+
+    def add(self, tag: str) -> int:
+        """Count one more of ``tag``; how many there are now."""
+        with self._lock:
+            count = self._counts[tag] = self._counts.get(tag, 0) + 1
+        return count
+
+    def drain(self) -> dict[str, int]:
+        """The counts so far, which start again from zero."""
+        with self._lock:
+            counts, self._counts = self._counts, {}
+        return counts
+
+
 def binned_at_once(values: np.ndarray, bins: Any) -> bool:
     """Whether ``values`` are binned by the compiled kernels now (default edges, real numbers,
     kernels ready): cheap enough to do on the caller's thread, from the caller's memory."""
@@ -110,7 +173,8 @@ def histogram_proto(
 ) -> tensorboard_pb2.HistogramProto:
     """The ``HistogramProto`` of ``values`` (any shape, at least one value; flattened), binned
     by ``bins`` (``bins`` and ``max_bins`` as :func:`check_bins` lets them through: the caller
-    checks them where the user called)."""
+    checks them where the user called). A ``ValueError`` says why values cannot be binned
+    (:func:`binnable` says it before, where the user called)."""
     flat = np.asarray(values).reshape(-1)
     if binned_at_once(flat, bins):
         counts, total, squares, low, high = _compiled(flat)
@@ -119,8 +183,8 @@ def histogram_proto(
             total = squares = math.nan
     else:
         default = isinstance(bins, str) and bins == "tensorflow"
-        counts, limits = np.histogram(flat, bins=_TENSORFLOW_EDGES if default else bins)
-        as_float = flat.astype(np.float64)
+        as_float = flat.astype(np.float64)  # as torch's writer: edges of a count in float64
+        counts, limits = np.histogram(as_float, bins=_TENSORFLOW_EDGES if default else bins)
         low, high = float(as_float.min()), float(as_float.max())
         total, squares = float(as_float.sum()), float(as_float.dot(as_float))
     if max_bins is not None and counts.size > max_bins:
@@ -249,9 +313,7 @@ def _trimmed(counts: np.ndarray, limits: np.ndarray) -> tuple[np.ndarray, np.nda
     edge; the bucket before the first non-empty one (or an empty one at the start) leads."""
     filled = np.flatnonzero(counts > 0)
     if filled.size == 0:  # every value outside the edges
-        raise ValueError(
-            "add_histogram: no value falls inside the bins given; widen bins or check the values"
-        )
+        raise ValueError(_outside(limits[0], limits[-1]))
     first, last = int(filled[0]), int(filled[-1])
     kept = counts[first - 1 : last + 1] if first > 0 else np.concatenate([[0], counts[: last + 1]])
     return kept, limits[first : last + 2]

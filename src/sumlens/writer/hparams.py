@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from sumlens._checks import check_text
 from sumlens._log import warn_once
 from sumlens._proto import tensorboard_pb2 as tbpb
 from sumlens._proto import tensorboard_plugins_pb2 as plugins
@@ -43,6 +44,8 @@ def hparams_values(
                 f"For '{OWNER}', the argument '{name}' must be a dict with str keys, "
                 f"but got {given!r:.200}"
             )
+        for key in given:
+            check_text(key, f"{name} key", OWNER)
     domains = _domains(hparam_domain_discrete, hparam_dict)
     start = plugins.SessionStartInfo()
     experiment = plugins.Experiment()
@@ -75,7 +78,9 @@ def hparams_values(
 
 def _plain(name: str, value: object) -> bool | float | str | None:
     """A hyper-parameter's value as a bool, float or str (None stays None)."""
-    if value is None or isinstance(value, bool | str):
+    if isinstance(value, str):
+        return check_text(value, f"hparam_dict[{name!r}]", OWNER)
+    if value is None or isinstance(value, bool):
         return value
     if isinstance(value, np.bool_):
         return bool(value)

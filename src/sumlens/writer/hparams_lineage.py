@@ -15,20 +15,9 @@ import numbers
 from collections.abc import Mapping
 from typing import Any
 
+from sumlens._hparam_names import TRAIN_FIELDS
 from sumlens.lineage import EvaluationLineage, LineageBuilder, TrainLineage, from_config
 from sumlens.writer.arrays import host_array
-
-TRAIN_FIELDS: dict[str, tuple[str, ...]] = {
-    "learning_rate": ("learning_rate", "lr"),
-    "optimizer": ("optimizer", "optim", "opt"),
-    "loss_function": ("loss_function", "loss_fn", "criterion"),
-    "epoch": ("epoch", "epochs", "max_epochs", "num_train_epochs"),
-    "batch_size": ("batch_size", "bs", "per_device_train_batch_size", "train_batch_size"),
-    "device_num": ("device_num", "num_devices", "world_size", "devices"),
-    "network": ("network", "model", "arch", "architecture"),
-}
-"""TrainLineage fields, and the hyper-parameter names (lower case) that fill them, first
-found first."""
 
 PLACEHOLDER = ("hp_metric", -1)
 """What Lightning's loggers log as the metric of hyper-parameters given without one."""

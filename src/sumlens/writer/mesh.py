@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from sumlens._checks import check_str
+from sumlens._checks import check_text
 from sumlens._proto import tensorboard_pb2 as tbpb
 from sumlens._proto import tensorboard_plugins_pb2 as plugins
 from sumlens.writer.arrays import numeric_array
@@ -33,7 +33,7 @@ def mesh_values(
     """The summary values of a mesh: ``vertices`` ``[B, N, 3]`` (x, y, z), optional
     ``colors`` ``[B, N, 3]`` (RGB per vertex) and ``faces`` ``[B, F, 3]`` (vertex indices
     per triangle), and ``config_dict`` for three.js (camera, lights, materials)."""
-    check_str(tag, "tag", OWNER)
+    check_text(tag, "tag", OWNER)
     if config_dict is not None and not isinstance(config_dict, Mapping):
         raise TypeError(
             f"For '{OWNER}', the argument 'config_dict' must be a dict or None, "

@@ -15,8 +15,8 @@ from sumlens._proto import tensorboard_graph_pb2, tensorboard_pb2
 from sumlens.writer.graph_def import IO_OP, PRODUCER, TB, TORCH_DTYPES, set_outputs
 
 
-def onnx_graph_def(onnx_model_file: str | os.PathLike[str]) -> bytes:
-    """``GraphDef`` bytes of the ONNX model in ``onnx_model_file`` (needs ``onnx``).
+def onnx_graph_def(prototxt: str | os.PathLike[str]) -> bytes:
+    """``GraphDef`` bytes of the ONNX model in ``prototxt`` (needs ``onnx``).
 
     Each ONNX node becomes a node named by its ``/``-scoped name (or ``<op>_<k>`` when it
     has none), op its ONNX operator; the graph's inputs and outputs are ``IO Node``s under
@@ -30,14 +30,12 @@ def onnx_graph_def(onnx_model_file: str | os.PathLike[str]) -> bytes:
         raise ImportError(
             "add_onnx_graph needs the onnx package: pip install onnx (or sumlens[onnx])"
         ) from err
-    if not isinstance(onnx_model_file, str | os.PathLike):
-        raise TypeError(
-            f"onnx_model_file must be a path (str or os.PathLike), got {onnx_model_file!r}"
-        )
-    if not os.path.isfile(onnx_model_file):
-        raise FileNotFoundError(f"onnx_model_file {os.fspath(onnx_model_file)!r} is not a file")
+    if not isinstance(prototxt, str | os.PathLike):
+        raise TypeError(f"prototxt must be a path (str or os.PathLike), got {prototxt!r}")
+    if not os.path.isfile(prototxt):
+        raise FileNotFoundError(f"prototxt {os.fspath(prototxt)!r} is not a file")
     # the graph, not the weights: external data files (models over 2 GB) stay unread
-    model = onnx.load(os.fspath(onnx_model_file), load_external_data=False)
+    model = onnx.load(os.fspath(prototxt), load_external_data=False)
     model = onnx.shape_inference.infer_shapes(model)
     return _from_onnx(model.graph, onnx).SerializeToString()
 

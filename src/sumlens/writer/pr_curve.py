@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sumlens._checks import check_int, check_str
+from sumlens._checks import check_int, check_text
 from sumlens._log import warn_once
 from sumlens._proto import tensorboard_pb2 as tbpb
 from sumlens._proto import tensorboard_plugins_pb2 as plugins
@@ -41,7 +41,7 @@ def pr_curve_value(
     """The curve of ``predictions`` (in [0, 1]) against ``labels`` (0/1 or bool, same shape),
     each example counted with its weight (``weights``: a number or one per example)."""
     owner = "SummaryWriter.add_pr_curve"
-    check_str(tag, "tag", owner)
+    check_text(tag, "tag", owner)
     thresholds = _thresholds(num_thresholds, tag, owner)
     truth = _unit_interval(numeric_array(labels, "labels", owner), "labels", owner)
     scores = _unit_interval(numeric_array(predictions, "predictions", owner), "predictions", owner)
@@ -77,7 +77,7 @@ def pr_curve_raw_value(
     """The curve from counts made elsewhere: six 1-D sequences of one length, one entry per
     threshold. ``weights`` is accepted for torch's signature and, as there, not used."""
     owner = "SummaryWriter.add_pr_curve_raw"
-    check_str(tag, "tag", owner)
+    check_text(tag, "tag", owner)
     thresholds = _thresholds(num_thresholds, tag, owner)
     if weights is not None:
         warn_once(

@@ -17,6 +17,9 @@ run directory, never dropped.
 Where torch's writer differs from what a user would want, the difference is said in the
 method's docstring: ``add_hparams`` writes into this run (torch makes a timestamped
 sub-run), and also as MindSpore train lineage so the lineage view compares runs by them.
+Code that reaches torch's file writer (``writer.file_writer.add_summary(...)``, Lightning's
+``_get_file_writer()``) finds its API over the same record
+(:mod:`sumlens.writer.file_writer`).
 """
 
 from __future__ import annotations
@@ -31,17 +34,29 @@ from typing import Any
 
 import numpy as np
 
-from sumlens._checks import check_choice, check_int, check_number, check_str
+from sumlens._checks import (
+    check_bool,
+    check_choice,
+    check_int,
+    check_number,
+    check_str,
+    check_text,
+)
+from sumlens._log import logger
 from sumlens._proto import tensorboard_pb2
 from sumlens.io.remote import is_url
 from sumlens.summary import SummaryRecord
-from sumlens.summary.convert import host_view, resolve
+from sumlens.summary.convert import PendingArray, host_view, resolve
 from sumlens.writer.arrays import host_array, snapshot_array
+from sumlens.writer.file_writer import FileWriter
 from sumlens.writer.histogram import (
     HISTOGRAM_KERNELS,
+    RefusedCounts,
+    binnable,
     binned_at_once,
     check_bins,
     histogram_proto,
+    not_binnable,
 )
 from sumlens.writer.hparams_lineage import hparams_lineage
 from sumlens.writer.pixels import to_uint8_pixels
@@ -65,6 +80,7 @@ ADAPTER_WRITER_OPTIONS = (
     "max_pending_bytes",
     "storage_options",
     "spool_dir",
+    "owner_only",
 )
 """The :class:`SummaryWriter` arguments an adapter (Lightning, Hugging Face, Keras) passes on
 to the writers it opens; it sets the directory and ``file_format`` itself."""
@@ -92,7 +108,10 @@ class SummaryWriter:
     ends the event file's name. ``log_dir`` may be a URL of object storage
     (``s3://bucket/run`` ...) with fsspec's ``storage_options``: the files are spooled
     locally (under ``spool_dir``) and uploaded every ``flush_secs``, at :meth:`flush` and
-    at :meth:`close` (see ``SummaryRecord``).
+    at :meth:`close` (see ``SummaryRecord``). Directories and files get the modes the umask
+    leaves, as torch's writer makes them (0755 and 0644 under umask 022);
+    ``owner_only=True`` makes them only their owner's, as MindSpore does (0700, 0600 while
+    written, 0400 once closed).
     """
 
     def __init__(
@@ -108,8 +127,10 @@ class SummaryWriter:
         max_pending_bytes: int | None = None,
         storage_options: Mapping[str, Any] | None = None,
         spool_dir: str | os.PathLike[str] | None = None,
+        owner_only: bool = False,
     ) -> None:
         check_str(comment, "comment", OWNER)
+        owner_only = check_bool(owner_only, "owner_only", OWNER)
         check_int(max_queue, "max_queue", OWNER, 1)
         check_number(flush_secs, "flush_secs", OWNER, above=0.0)
         check_str(filename_suffix, "filename_suffix", OWNER)
@@ -122,6 +143,8 @@ class SummaryWriter:
             options["filename_suffix"] = filename_suffix
         if max_pending_bytes is not None:
             options["max_pending_bytes"] = max_pending_bytes
+        if owner_only:
+            options["owner_only"] = True
         self._child_options = {**options, "flush_secs": flush_secs}
         if storage_options:
             options["storage_options"] = self._child_options["storage_options"] = storage_options
@@ -135,6 +158,8 @@ class SummaryWriter:
         self._reopen = False  # set by close(): a later value opens a new file
         self._options = options
         self._children: dict[str, SummaryWriter] = {}
+        self._file_writer = FileWriter(self)
+        self._unbinned = RefusedCounts()  # histograms not written (see _unbinnable)
         if purge_step is not None:
             self._purge(purge_step)
 
@@ -148,6 +173,10 @@ class SummaryWriter:
 
     @property
     def _record(self) -> SummaryRecord:
+        """The open record (see :meth:`_open_record`)."""
+        return self._open_record()
+
+    def _open_record(self) -> SummaryRecord:
         """The open record; after :meth:`close`, a new one (a new file in the same
         directory), as torch's writer opens a new file for values given after its close."""
         record = self._current
@@ -155,6 +184,32 @@ class SummaryWriter:
             self._current = record = SummaryRecord(self.log_dir, **self._options)
             self._reopen = False
         return record
+
+    @property
+    def file_writer(self) -> FileWriter | None:
+        """torch's ``FileWriter`` API to the run's event file (``add_summary``,
+        ``add_event``, ``get_logdir``, ``flush``, ``close``); None after :meth:`close`, as
+        torch's, until a later value opens a new file."""
+        return None if self._reopen else self._file_writer
+
+    def _get_file_writer(self) -> FileWriter:
+        """The file writer, a new file opened first after :meth:`close` (torch's name, which
+        Lightning's ``TensorBoardLogger`` calls)."""
+        self._open_record()
+        return self._file_writer
+
+    def _close_file(self) -> None:
+        """Close the run's own file (not the sub-runs'): a later value opens a new one."""
+        self._current.close()
+        self._reopen = True
+        for tag, count in self._unbinned.drain().items():
+            logger.error(
+                "%s.add_histogram: %d histogram(s) of tag %r could not be binned and were not "
+                "written (the first is said above)",
+                OWNER,
+                count,
+                tag,
+            )
 
     def get_logdir(self) -> str:
         """The directory the event files are written to."""
@@ -173,8 +228,7 @@ class SummaryWriter:
         given afterwards go to new files, as with torch's writer."""
         for child in self._children.values():
             child.close()
-        self._current.close()
-        self._reopen = True
+        self._close_file()
 
     def __enter__(self) -> SummaryWriter:
         return self
@@ -228,12 +282,14 @@ class SummaryWriter:
         """Several scalars in one chart: each key's values go to a sub-run
         ``<log_dir>/<main_tag>_<key>`` under the tag ``main_tag``, as torch's writer lays
         them out."""
-        check_str(main_tag, "main_tag", OWNER, non_empty=True)
+        check_text(main_tag, "main_tag", OWNER, non_empty=True)
         if not isinstance(tag_scalar_dict, dict):
             raise TypeError(
                 f"add_scalars: tag_scalar_dict must be a dict of tag -> value, "
                 f"got {type(tag_scalar_dict).__name__}"
             )
+        for key in tag_scalar_dict:
+            check_text(key, "tag_scalar_dict key", OWNER)
         wall = time.time() if walltime is None else walltime
         for key, value in tag_scalar_dict.items():
             name = f"{main_tag.replace('/', '_')}_{key}"
@@ -265,29 +321,56 @@ class SummaryWriter:
         once, straight from its memory (cheaper than a copy), once the compiled kernels are
         ready; otherwise, and for a CUDA tensor (which reaches the host without waiting for
         the device), on the writer thread from a copy. In MindSpore's format with
-        MindSpore's buckets (``bins`` and ``max_bins`` do not apply there)."""
+        MindSpore's buckets (``bins`` and ``max_bins`` do not apply there).
+
+        What torch's writer refuses is refused here with a ``ValueError`` naming ``values``
+        and the tag: no value inside the edges (with the default bins: NaN, infinities and
+        magnitudes of 1e20 and more only), or for a count or a numpy rule, NaN or infinite
+        values. A CUDA tensor's values are seen only when they reach the host: one that
+        cannot be binned is not written, and said in the log (the first of each tag, and how
+        many at :meth:`close`)."""
         step = _step(global_step)
         if self.file_format == "mindspore":
             self._record.record_value("histogram", tag, values, step, walltime)
             return
         owner = f"{OWNER}.add_histogram"
-        check_str(tag, "tag", owner, non_empty=True)
+        check_text(tag, "tag", owner, non_empty=True)
         check_bins(bins, max_bins, owner)
         view = None if isinstance(values, list | tuple) else host_view(values)
         if view is not None and view.size and binned_at_once(view, bins):
-            proto = histogram_proto(view, bins, max_bins)
+            try:
+                proto = histogram_proto(view, bins, max_bins)
+            except ValueError as err:
+                raise not_binnable(tag, bins, owner, str(err)) from None
             self._summary(tensorboard_pb2.Summary.Value(tag=tag, histo=proto), step, walltime)
             return
         copy = snapshot_array(values, "values", owner)
         if math.prod(copy.shape) == 0:
             raise ValueError(f"{owner}: values has no element; a histogram needs one at least")
+        edges = bins if isinstance(copy, PendingArray) else binnable(copy, bins, tag, owner)
 
-        def event() -> tensorboard_pb2.Event:
+        def event() -> tensorboard_pb2.Event | None:
+            try:
+                proto = histogram_proto(resolve(copy), edges, max_bins)
+            except ValueError as err:  # a CUDA tensor's values, seen here first
+                self._unbinnable(tag, step, not_binnable(tag, bins, owner, str(err)))
+                return None  # nothing to write
             made = tensorboard_pb2.Event()
-            made.summary.value.add(tag=tag, histo=histogram_proto(resolve(copy), bins, max_bins))
+            made.summary.value.add(tag=tag, histo=proto)
             return made
 
         self._record.record_tensorboard_event(event, step, walltime, held=copy.nbytes)
+
+    def _unbinnable(self, tag: str, step: int, err: ValueError) -> None:
+        """A histogram that could not be binned on the writer thread: the first of each tag
+        is said in full, the count at :meth:`close`."""
+        if self._unbinned.add(tag) == 1:
+            logger.error(
+                "%s. The histogram of step %d is not written (a CUDA tensor's values are seen "
+                "only on the writer thread); how many of this tag are not is said at close()",
+                err,
+                step,
+            )
 
     def add_histogram_raw(
         self,
@@ -304,8 +387,8 @@ class SummaryWriter:
     ) -> None:
         """A histogram already binned: ``bucket_limits[i]`` is the right edge of the bucket
         holding ``bucket_counts[i]`` values (TensorBoard's layout)."""
-        check_str(tag, "tag", OWNER, non_empty=True)
         owner = f"{OWNER}.add_histogram_raw"
+        check_text(tag, "tag", owner, non_empty=True)
         limits = host_array(bucket_limits, "bucket_limits", owner).astype(np.float64).reshape(-1)
         counts = host_array(bucket_counts, "bucket_counts", owner).astype(np.float64).reshape(-1)
         if limits.size != counts.size:
@@ -531,15 +614,16 @@ class SummaryWriter:
     def add_embedding(
         self,
         mat: Any,
-        metadata: list[Any] | None = None,
+        metadata: Any = None,
         label_img: Any = None,
         global_step: int | None = None,
         tag: str = "default",
-        metadata_header: list[str] | None = None,
+        metadata_header: Any = None,
     ) -> None:
-        """Vectors (``[N, D]``) for TensorBoard's projector, with a label per row and
-        optional thumbnails (``label_img``: ``[N, C, H, W]``), written as torch's writer
-        writes them (files below the log directory and ``projector_config.pbtxt``)."""
+        """Vectors (``[N, D]``) for TensorBoard's projector, with a label per row (a list,
+        array or tensor; with ``metadata_header``, rows of columns) and optional thumbnails
+        (``label_img``: ``[N, C, H, W]``), written as torch's writer writes them (files
+        below the log directory and ``projector_config.pbtxt``; a label is ``str()`` of it)."""
         from sumlens.writer.embedding import write_embedding
 
         write_embedding(
@@ -566,7 +650,7 @@ class SummaryWriter:
         if not isinstance(hparam_dict, dict) or not isinstance(metric_dict, dict):
             raise TypeError("add_hparams: hparam_dict and metric_dict must be dicts")
         if run_name is not None:
-            check_str(run_name, "run_name", OWNER, non_empty=True)
+            check_text(run_name, "run_name", OWNER, non_empty=True)
             child = self._children.get(run_name)
             if child is None:
                 child = SummaryWriter(os.path.join(self.log_dir, run_name), **self._child_options)
@@ -593,11 +677,14 @@ class SummaryWriter:
         use_strict_trace: bool = True,
     ) -> None:
         """The graph of a torch module, called on ``input_to_model``: a TensorFlow GraphDef
-        with its run metadata in TensorBoard's format, MindSpore's graph in MindSpore's."""
+        with its run metadata in TensorBoard's format, MindSpore's graph in MindSpore's.
+        What torch's writer refuses is refused with the same exception type (a model that
+        fails on its inputs; with ``use_strict_trace=True``, a dict among its outputs): see
+        :func:`sumlens.writer.graph_def.checked_capture`."""
         if self.file_format == "mindspore":
-            from sumlens.graph import capture
+            from sumlens.writer.graph_def import checked_capture
 
-            graph = capture(model, input_to_model).graph
+            graph = checked_capture(model, input_to_model, verbose, use_strict_trace).graph
             self._record.record_value("graph", "graph", graph, 0)
             return
         from sumlens.writer.graph_def import graph_def_of
@@ -605,11 +692,12 @@ class SummaryWriter:
         graph_def, run_metadata = graph_def_of(model, input_to_model, verbose, use_strict_trace)
         self._graph_events(graph_def, run_metadata)
 
-    def add_onnx_graph(self, onnx_model_file: str | os.PathLike[str]) -> None:
-        """The graph of an ONNX model file (needs the ``onnx`` package)."""
+    def add_onnx_graph(self, prototxt: str | os.PathLike[str]) -> None:
+        """The graph of the ONNX model file ``prototxt`` (torch's name for the path; needs
+        the ``onnx`` package)."""
         from sumlens.writer.onnx_graph import onnx_graph_def
 
-        self._graph_events(onnx_graph_def(onnx_model_file), None)
+        self._graph_events(onnx_graph_def(prototxt), None)
 
     def _graph_events(self, graph_def: bytes, run_metadata: bytes | None) -> None:
         wall = time.time()
@@ -652,7 +740,7 @@ def _step(global_step: Any) -> int:
 
 def _tensor_scalar(tag: str, value: Any, double: bool) -> tensorboard_pb2.Summary.Value:
     """A scalar as the scalars plugin's tensor (torch's ``new_style``)."""
-    check_str(tag, "tag", OWNER, non_empty=True)
+    check_text(tag, "tag", OWNER, non_empty=True)
     number = float(host_array(value, "scalar_value", f"{OWNER}.add_scalar").reshape(-1)[0])
     proto = tensorboard_pb2.Summary.Value(tag=tag)
     proto.metadata.plugin_data.plugin_name = "scalars"

@@ -6,7 +6,7 @@ one-element ``DT_STRING`` tensor of its UTF-8 bytes.
 
 from __future__ import annotations
 
-from sumlens._checks import check_str
+from sumlens._checks import check_text
 from sumlens._proto import tensorboard_pb2 as tbpb
 from sumlens._proto import tensorboard_plugins_pb2 as plugins
 
@@ -16,8 +16,8 @@ PLUGIN_NAME = "text"
 
 def text_value(tag: str, text_string: str) -> tbpb.Summary.Value:
     """The summary value of ``text_string`` (markdown) under ``<tag>/text_summary``."""
-    check_str(tag, "tag", OWNER)
-    check_str(text_string, "text_string", OWNER)
+    check_text(tag, "tag", OWNER)
+    check_text(text_string, "text_string", OWNER)
     value = tbpb.Summary.Value(tag=f"{tag}/text_summary")
     plugin = value.metadata.plugin_data
     plugin.plugin_name = PLUGIN_NAME

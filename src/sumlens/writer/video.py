@@ -15,7 +15,7 @@ import io
 import numpy as np
 from PIL import Image
 
-from sumlens._checks import check_number, check_str
+from sumlens._checks import check_number, check_text
 from sumlens._log import warn_once
 from sumlens._proto import tensorboard_pb2 as tbpb
 from sumlens.writer.arrays import numeric_array
@@ -27,7 +27,7 @@ _MODES = {1: "L", 3: "RGB", 4: "RGBA"}
 def video_value(tag: str, vid_tensor: object, fps: float = 4) -> tbpb.Summary.Value:
     """The summary value of ``vid_tensor`` (``[B, T, C, H, W]``, C of 1, 3 or 4) played
     at ``fps`` frames per second."""
-    check_str(tag, "tag", OWNER)
+    check_text(tag, "tag", OWNER)
     rate = check_number(fps, "fps", OWNER, above=0.0)
     frames = video_frames(vid_tensor)
     _, height, width, channels = frames.shape

@@ -8,7 +8,10 @@ them; and, over a real directory that torch's ``add_embedding`` wrote, the run l
 from __future__ import annotations
 
 import base64
+import contextlib
 import io
+import os
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -378,3 +381,39 @@ def test_a_link_leading_out_of_the_run_is_not_followed(tmp_path: Path) -> None:
         assert answer.status_code == 422
         said = "path='outside.tsv' leads outside the run's directory through a link"
         assert said in answer.json()["detail"] and "token" not in answer.text
+
+
+def test_a_pipe_in_place_of_a_projector_file_is_not_read(tmp_path: Path) -> None:
+    """A crafted run whose metadata or tensors file is a named pipe: opening it would hold
+    the request (and the projector's warm-up) until something writes to the pipe. It is
+    not a file the projector reads: the answers come, naming what is not there."""
+    run = tmp_path / "base" / "run"
+    run.mkdir(parents=True)
+    (run / "v.tsv").write_bytes(_tsv(VECTORS))
+    os.mkfifo(run / "labels.tsv")
+    os.mkfifo(run / "pipe.tsv")
+    config = CONFIG % ("labels", "v.tsv", "labels.tsv") + CONFIG % ("vectors", "pipe.tsv", "")
+    (run / "projector_config.pbtxt").write_text(config)
+    (run / "events.out.tfevents.1.host").write_bytes(b"")
+    loader = Loader(tmp_path / "base", tmp_path / "ws", reload_interval=0.2, watch=False)
+    answers: dict[str, object] = {}
+
+    def ask() -> None:
+        with route_client(loader) as client:
+            wait_until(lambda: _listed(client, "./run"))
+            answers["direct"] = loader.beside_file("./run", "labels.tsv", 1000)
+            for tag in ("labels", "vectors"):
+                answers[tag] = client.get("/api/v1/embedding", params={"run": "./run", "tag": tag})
+
+    asking = threading.Thread(target=ask, daemon=True)
+    asking.start()
+    asking.join(timeout=120)
+    if asking.is_alive():  # a reader waits in open(): a writer that closes ends its wait
+        for name in ("labels.tsv", "pipe.tsv"):
+            with contextlib.suppress(OSError):
+                os.close(os.open(run / name, os.O_WRONLY | os.O_NONBLOCK))
+        pytest.fail("a request reading a named pipe did not answer within 120 s")
+    assert answers["direct"] is None
+    labels, vectors = answers["labels"], answers["vectors"]
+    assert labels.status_code == 200 and "labels.tsv' is not there" in labels.text
+    assert vectors.status_code == 404 and "'pipe.tsv' of run './run' is not there" in vectors.text

@@ -109,6 +109,7 @@ def test_runs_lists_everything(client: TestClient, surface: MemorySurface) -> No
         "unreadable_files": 2,
         "damaged_values": 0,
         "unreadable_directory": "permission denied",
+        "unreadable_projector_config": None,
     }
     assert (broken["restarts"], broken["several_trainings"], broken["stale_points_dropped"]) == (
         2,

@@ -2,7 +2,7 @@
 wrote (3 seeds x 2 learning rates, :mod:`helpers.seed_groups`), asked of the real server.
 
 The reference is numpy on the values written: per step, over the members that have it,
-``np.mean``, ``np.std``, ``np.min``/``np.max``, ``np.median`` and ``np.percentile``; with
+``np.mean``, ``np.std(ddof=1)``, ``np.min``/``np.max``, ``np.median`` and ``np.percentile``; with
 smoothing, TensorBoard's EMA of each member first (``tb_ema``), then the mean.
 """
 
@@ -63,7 +63,8 @@ def test_a_regex_makes_two_groups_whose_mean_and_std_are_numpys(url: str) -> Non
         has = np.isfinite(table)
         assert group["count"] == has.sum(axis=0).tolist()
         mean = np.array([np.mean(col[ok]) for col, ok in zip(table.T, has.T, strict=True)])
-        std = np.array([np.std(col[ok]) for col, ok in zip(table.T, has.T, strict=True)])
+        # the sample standard deviation (ddof=1): every step here has two members or more
+        std = np.array([np.std(col[ok], ddof=1) for col, ok in zip(table.T, has.T, strict=True)])
         np.testing.assert_allclose(_floats(group["center"]), mean, rtol=1e-12)
         np.testing.assert_allclose(_floats(group["low"]), mean - std, rtol=1e-9, atol=1e-12)
         np.testing.assert_allclose(_floats(group["high"]), mean + std, rtol=1e-9, atol=1e-12)

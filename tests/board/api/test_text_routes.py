@@ -77,7 +77,7 @@ def test_tensors_of_strings_are_tables_as_tensorboard_shows_them(client: TestCli
 
 def test_big_tables_are_bounded_and_say_so(client: TestClient) -> None:
     huge = _text(client, tag="huge")
-    assert len(huge["rows"]) == MAX_ROWS and f"{MAX_ROWS} of {MAX_ROWS + 1} rows" in huge["note"]
+    assert len(huge["rows"]) == MAX_ROWS and huge["next"] == MAX_ROWS  # rows come in parts
     wide = _text(client, tag="wide")
     assert len(wide["rows"][0]) == MAX_COLUMNS and f"of {MAX_COLUMNS + 5} columns" in wide["note"]
     misshapen = _text(client, tag="misshapen")

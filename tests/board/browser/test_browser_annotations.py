@@ -115,8 +115,9 @@ def test_tags_and_notes_survive_a_restart_and_filter_the_list(
             board.wait_row_count(3)
             board.screenshot("runs-tags-notes")
 
-            href = page.locator("a", has_text="Export tags").get_attribute("href")
-            exported = page.evaluate("(url) => fetch(url).then((r) => r.json())", href)
+            with page.expect_download() as saved:
+                page.locator("button", has_text="Export tags").click()
+            exported = json.loads(Path(saved.value.path()).read_text())
             assert set(exported["annotations"]) == set(RUNS)
             page.goto("about:blank")  # no poll meets the stopped server
 

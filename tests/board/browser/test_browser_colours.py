@@ -12,8 +12,8 @@ from urllib.parse import urlencode
 
 from helpers.board_page import WAIT_MS, BoardPage
 
-# ./ours/ms and ./ours/tb prefer the same palette colour (widgets/colours.js hashes their ids);
-# ./long and ./twice prefer two others.
+# ./long and ./ours/tb prefer the same palette colour (widgets/colours.js hashes their ids);
+# ./ours/ms and ./damaged prefer two others.
 _COLOURS = """() => {
     const hex = (css) => '#' + css.match(/\\d+/g).slice(0, 3)
         .map((c) => Number(c).toString(16).padStart(2, '0')).join('');
@@ -54,7 +54,7 @@ def test_a_run_keeps_its_colour_whatever_the_selection_and_after_a_reload(
     first = _show(board, ["./long", "./ours/ms"])
     assert first["./long"] != first["./ours/ms"]
     assert _show(board, ["./ours/ms", "./long"]) == first  # the order picked does not matter
-    wider = _show(board, ["./twice", "./ours/ms", "./long"])
+    wider = _show(board, ["./damaged", "./ours/ms", "./long"])
     assert {run: wider[run] for run in first} == first
     assert len(set(wider.values())) == 3
     assert _show(board, ["./long"]) == {"./long": first["./long"]}
@@ -64,9 +64,9 @@ def test_a_run_keeps_its_colour_whatever_the_selection_and_after_a_reload(
     assert _colours(board, ["./long"]) == {"./long": first["./long"]}
 
     # Two runs preferring one colour are told apart, the same way in either order.
-    pair = _show(board, ["./ours/ms", "./ours/tb"])
-    assert pair["./ours/ms"] != pair["./ours/tb"]
-    assert _show(board, ["./ours/tb", "./ours/ms"]) == pair
+    pair = _show(board, ["./long", "./ours/tb"])
+    assert pair["./long"] != pair["./ours/tb"]
+    assert _show(board, ["./ours/tb", "./long"]) == pair
 
 
 def test_a_colour_picked_in_the_sidebar_is_stored_and_wins_until_reset(board: BoardPage) -> None:

@@ -98,7 +98,8 @@ def test_pr_curves_are_drawn_per_run_with_a_step_slider(board: BoardPage) -> Non
     board.page.wait_for_selector(f"{card}[data-state='ready']", timeout=WAIT_MS)
     traces = _traces(board, card)
     assert sorted(t["meta"]["run"] for t in traces) == ["./a", "./b"]
-    assert all(t["n"] == THRESHOLDS and t["meta"]["step"] == 1 for t in traces)
+    # no score reaches 1.0: the threshold 1.0 (TP = FP = 0) is left out, as in TensorBoard
+    assert all(t["n"] == THRESHOLDS - 1 and t["meta"]["step"] == 1 for t in traces)
     assert all("threshold" in t["hover"] and "TP" in t["hover"] for t in traces)
     board.screenshot("prcurves")
     draws = int(board.page.get_attribute(card, "data-draws"))

@@ -59,7 +59,8 @@ def _expected(lr: str) -> tuple[np.ndarray, np.ndarray]:
     """Numpy's mean and std per step of group ``lr``, each member smoothed first."""
     _, table = grid(MEMBERS[lr], lambda values: tb_ema(values, SMOOTHING))
     columns = [column[np.isfinite(column)] for column in table.T]
-    return np.array([np.mean(c) for c in columns]), np.array([np.std(c) for c in columns])
+    # the band: the sample standard deviation (every step has two members or more)
+    return np.array([np.mean(c) for c in columns]), np.array([np.std(c, ddof=1) for c in columns])
 
 
 def _group_by_regex(board: BoardPage, draws: int) -> int:

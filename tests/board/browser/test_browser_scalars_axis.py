@@ -122,7 +122,8 @@ def test_an_epoch_axis_plots_each_point_at_its_epoch_and_survives_a_reload(
         board.page.select_option(".x-tag-select", "cycle")
     board.wait_drawn("loss", after=draws)
     flag = card.locator(".chart-flag")
-    assert flag.inner_text() == "cycle is not monotonic in step: drawn in step order"
+    said = "cycle rises and falls with step (not monotonic): drawn in step order"
+    assert flag.inner_text() == said
     (series,) = answer.value.json()["series"]
     assert series["step"] == sorted(series["step"])
     assert _by_kind(board)["smoothed"]["x"] == [float(step % 500) for step in series["step"]]

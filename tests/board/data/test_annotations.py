@@ -50,9 +50,7 @@ def test_annotations_survive_a_new_store_and_stay_in_the_workspace(tmp_path: Pat
     again.put("./r2", EMPTY)  # an empty annotation removes the row
     assert list(workspace_store(workspace, "/logs/a").all()) == ["./r1"]
     with sqlite3.connect(workspace / FILE_NAME) as db:
-        assert db.execute("SELECT base_dir, run FROM annotations").fetchall() == [
-            ("/logs/a", "./r1")
-        ]
+        assert db.execute("SELECT location FROM run_annotations").fetchall() == [("/logs/a/r1",)]
 
 
 def test_an_import_merges_tags_and_takes_the_note_and_colour_it_gives(tmp_path: Path) -> None:

@@ -1,15 +1,23 @@
 """Run annotations (tags, a note, a colour) and group colours under ``/api/v1``: set one,
-export all, import.
+export them a page at a time, import.
 
 * ``PUT /annotation?run=<run id>`` with ``{"tags": [...], "note": "...", "colour": "#rrggbb"
   | null}`` (all three) stores the run's annotation and answers it; an unknown run is a 404.
 * ``PUT /group-colour?group=<name>`` with ``{"colour": "#rrggbb" | null}`` (null: back to
   the automatic colour) stores the colour of a group of the Scalars view (``api/groups.py``
   answers it with the group) and answers ``{"group": ..., "colour": ...}``.
-* ``GET /annotations`` answers ``{"base_dir": ..., "annotations": {run id: annotation},
-  "group_colours": {group name: colour}}``, the file a team shares.
-* ``POST /annotations`` takes that same JSON and merges it in (runs not served now are kept
-  for when they appear); it answers what it did, in counts.
+* ``GET /annotations?limit=<n>&after=<run id>`` answers one page of the file a team
+  shares: ``{"base_dir": ..., "annotations": {run id: annotation}, "group_colours": {group
+  name: colour}, "total": <annotated runs>, "next": <run id> | null}``, at most ``limit``
+  runs (default and most: :data:`~sumlens.board.data.annotations.MAX_PAGE`) sorted by id,
+  those after ``after``; ``next`` is the ``after`` of the next page (null on the last).
+  The page's "Export tags" reads every page and saves them as one file.
+* ``POST /annotations`` takes that same JSON (a whole export, or one page of it) and merges
+  it in (runs not served now are kept for when they appear); it answers what it did, in
+  counts. An import holds at most
+  :data:`~sumlens.board.data.annotations.MAX_IMPORT_RUNS` runs and may not take the
+  workspace past :data:`~sumlens.board.data.annotations.MAX_ANNOTATIONS` annotated runs
+  (413, naming the limit: nothing of it is stored).
 
 Bodies must be ``application/json``: a page of another site can send a form or plain text
 without asking, but not JSON (on top of :class:`~sumlens.board.server.app.HostGuard`). What
@@ -26,6 +34,7 @@ from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
 from sumlens.board.data.annotations import (
+    MAX_PAGE,
     AnnotationStore,
     check_group_name,
     check_run_id,
@@ -108,12 +117,22 @@ def make_annotation_router(surface: ReadSurface, store: AnnotationStore) -> APIR
 
         return await run_in_threadpool(put)
 
-    @router.get("/annotations", summary="Every run's annotation, as a file to share")
-    def export_annotations() -> Response:
+    @router.get("/annotations", summary="The runs' annotations, a page at a time, to share")
+    def export_annotations(
+        limit: Annotated[
+            int, Query(ge=1, le=MAX_PAGE, description="the most runs in the page")
+        ] = MAX_PAGE,
+        after: Annotated[
+            str | None, Query(description="the page starts after this run id (next's value)")
+        ] = None,
+    ) -> Response:
+        found, following = store.page(after, limit)
         body = {
             "base_dir": store.base_dir,
-            "annotations": {run: each.as_json() for run, each in store.all().items()},
+            "annotations": {run: each.as_json() for run, each in found.items()},
             "group_colours": store.group_colours(),
+            "total": store.count(),
+            "next": following,
         }
         return Response(
             orjson.dumps(body, option=orjson.OPT_INDENT_2),

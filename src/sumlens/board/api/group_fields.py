@@ -3,8 +3,10 @@
 
 The fields are the Lineage view's rows (:class:`~sumlens.board.api.lineage_table.LineageIndex`):
 MindSpore's lineage, custom lineage and TensorBoard's hyper-parameters (``hparam/lr``),
-the run ``add_hparams`` names by the time shown as its parent's. The table is read only when
-a grouping by field asks for it, and decoded once per version of its content.
+the run ``add_hparams`` names by the time shown as its parent's, one column per quantity
+(:mod:`sumlens.board.api.lineage_fold`): a field folded into another column names that
+column (``learning_rate`` names ``hparam/lr`` where the two were folded). The table is read
+only when a grouping by field asks for it, and decoded once per version of its content.
 """
 
 from __future__ import annotations
@@ -41,9 +43,14 @@ class RunFields:
         self._lock = threading.Lock()
         self._key = ""
         self._columns: dict[str, Column] = {}
+        self._folded: dict[str, Column] = {}
 
     def columns(self) -> dict[str, Column]:
         """Every field of every run, in the table's order."""
+        return self._decoded()[0]
+
+    def _decoded(self) -> tuple[dict[str, Column], dict[str, Column]]:
+        """The columns by id, and by the id of each field folded into one of them."""
         key, body = self._index.table()
         with self._lock:
             if key != self._key:
@@ -57,12 +64,20 @@ class RunFields:
                     )
                     for column in table["columns"]
                 }
+                self._folded = {
+                    source["id"]: self._columns[column["id"]]
+                    for column in table["columns"]
+                    for source in column.get("sources", [])
+                }
                 self._key = key
-            return self._columns
+            return self._columns, self._folded
 
     def column(self, field: str) -> Column:
-        """The column ``field``; a :class:`QueryError` naming it when no run has it."""
-        found = self.columns()
+        """The column ``field`` (or the one it was folded into); a :class:`QueryError`
+        naming it when no run has it."""
+        found, folded = self._decoded()
+        if field in folded:
+            return folded[field]
         if field not in found:
             known = list(found)
             listed = ", ".join(known[:SHOWN_IN_ERRORS])

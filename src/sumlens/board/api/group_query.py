@@ -111,7 +111,7 @@ class GroupQuery:
             raise QueryError(f"by={by!r} is not one of {', '.join(GROUP_BY)}")
         if method not in METHODS:
             raise QueryError(f"method={method!r} is not one of {', '.join(METHODS)}")
-        pattern = compile_pattern("group_regex", group_regex)
+        pattern = compile_pattern("group_regex", group_regex, captures=True)
         if by == "regex" and pattern is None:
             raise QueryError("group_regex='' is empty: give a regular expression (by=regex)")
         if by == "field" and not field:
@@ -201,3 +201,13 @@ def group_entry(
     if stats.x is not None:
         entry.update(x=stats.x[chosen], missing=stats.missing)
     return entry
+
+
+def every_group(groups: Groups, colours: Mapping[str, str]) -> list[dict[str, Any]]:
+    """Every group of the runs, whatever tags a chart asks for: its name, chosen colour
+    (None: automatic) and member runs. The pages colour groups over these (colours.js
+    GroupColours), so every chart and a snapshot give a group the same colour."""
+    return [
+        {"name": name, "colour": colours.get(name), "runs": runs}
+        for name, runs in groups.members.items()
+    ]

@@ -8,8 +8,11 @@ infinity there) the statistics are over those that have a finite value, and ``co
 how many. A step no member has a finite value at keeps NaN (a gap).
 
 * centre: ``mean`` or ``median``;
-* band: ``std`` (centre ± the population standard deviation, numpy's ``ddof=0``),
-  ``minmax``, or a percentile range ``p<lo>-<hi>`` (``p25-75``; numpy's linear percentiles).
+* band: ``std`` (centre ± the sample standard deviation of the members, numpy's
+  ``ddof=1``: the members are a sample of the runs the script could make, as seeds are; at
+  a step only one member has, no spread can be estimated and the band closes on the
+  centre, as the other bands do), ``minmax``, or a percentile range ``p<lo>-<hi>``
+  (``p25-75``; numpy's linear percentiles).
 
 Along an axis other than step, a step's x is the mean of its members' x there (relative
 time from each member's first point, wall time, or the x tag's value joined on step:
@@ -157,8 +160,9 @@ def _statistics(
     if statistic.stat != "mean" or statistic.band not in ("std", "minmax"):
         ordered = np.sort(values, axis=0)  # NaN last: each column's n finite values first
     center[some] = mean if statistic.stat == "mean" else _percentile(ordered, n, 50.0)
-    if statistic.band == "std":
-        spread = np.sqrt(np.where(held, (values - mean) ** 2, 0.0).sum(axis=0) / n)
+    if statistic.band == "std":  # the sample standard deviation (ddof=1); 0 for one member
+        squares = np.where(held, (values - mean) ** 2, 0.0).sum(axis=0)
+        spread = np.sqrt(squares / np.maximum(n - 1, 1))
         low[some], high[some] = center[some] - spread, center[some] + spread
     elif statistic.band == "minmax":
         low[some], high[some] = np.fmin.reduce(values, axis=0), np.fmax.reduce(values, axis=0)

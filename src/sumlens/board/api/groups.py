@@ -7,7 +7,9 @@ whole match), by run tag (``annotation.tags`` of ``/api/v1/runs``: one group per
 run with two tags is in both) or by a hyper-parameter or lineage field (``by=field&field=
 hparam/lr``: the Lineage view's fields, :mod:`sumlens.board.api.group_fields`; a group per
 value, named ``lr=0.1``). A run that does not match, has no tag or no value of the field
-stays single: the answer lists it, and the page draws it as a run. Per group and tag the
+stays single: the answer lists it, and the page draws it as a run. ``all_groups`` names
+every group of the runs with its chosen colour (null: automatic) and member runs, whatever
+the tags asked, so the page colours each group alike in every chart. Per group and tag the
 server answers the centre line and band of :mod:`sumlens.board.api.group_stats` (on full
 resolution, each member smoothed first), downsampled only after that; the download gives
 every step. ``/api/v1/scalars/groups/fields`` lists the fields the selected runs have.
@@ -37,6 +39,7 @@ from sumlens.board.api.group_query import (
     SmoothingParam,
     StatParam,
     TagsParam,
+    every_group,
     group_entry,
     inside_range,
 )
@@ -158,6 +161,7 @@ def make_groups_router(surface: ReadSurface, annotations: AnnotationStore) -> AP
                 "method": query.method,
                 "points": points,
                 "single": groups.single,
+                "all_groups": every_group(groups, colours),
                 "groups": [
                     group_entry(tag, name, refs, stats, query.axis, points, colours.get(name))
                     for tag, name, refs, stats in query.aggregates(surface, groups)

@@ -8,9 +8,9 @@ kept value of each counts, as in TensorBoard. For the lineage table
 (:mod:`sumlens.board.api.lineage_values`) they become:
 
 * ``hparam/<name>``: each hyper-parameter, kind hyper, typed (numbers stay numbers, bools
-  are ``true``/``false``, lists their JSON text; one without a value is no value). They are
-  never merged into MindSpore's fixed columns (``learning_rate``...): a name alone does not
-  say that ``batch_size`` means the same thing in both.
+  are ``true``/``false``, lists their JSON text; one without a value is no value). The table
+  folds them with the fields recording the same quantity (``learning_rate``, ``custom/lr``)
+  where their values agree (:mod:`sumlens.board.api.lineage_fold`).
 * ``metric/<tag>`` (``metric/<group>/<tag>`` when the metric names a sub-run): the last
   value of that scalar tag, except Lightning's placeholder: ``log_hyperparams`` without
   metrics logs ``hp_metric = -1`` so that TensorBoard shows the hyper-parameters at all, and
@@ -28,12 +28,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from google.protobuf import json_format, struct_pb2
+from google.protobuf import struct_pb2
 
 from sumlens._proto import tensorboard_plugins_pb2
 from sumlens.board.api.lineage_values import MAX_FIELDS, RunLineage, Value, add_field, typed
 from sumlens.board.data.surface import ReadSurface, SeriesRef
 from sumlens.board.errors import ValueUnreadable
+from sumlens.board.proto_json import message_json
 
 PLUGIN = "hparams"
 TAGS = ("_hparams_/experiment", "_hparams_/session_start_info", "_hparams_/session_end_info")
@@ -133,8 +134,8 @@ def _typed(value: struct_pb2.Value) -> Value:
         return value.string_value
     if kind in ("list_value", "struct_value"):
         try:
-            return typed(json_format.MessageToDict(value))
-        except (ValueError, RecursionError):  # a NaN inside, or nested past the stack
+            return typed(message_json(value))
+        except RecursionError:  # nested past the stack
             return "(cannot be shown)"
     return None  # null_value, or no value at all
 

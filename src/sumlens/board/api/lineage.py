@@ -4,7 +4,11 @@ dataset graphs of chosen runs.
 ``GET /lineage`` answers, for every run that recorded lineage, its fields
 (:mod:`sumlens.board.api.lineage_values`) as a columnar table: the run ids, and per column
 its id, label, kind (hyper, metric, dataset, model, custom), type (number or text) and one
-value per run. Numbers stay numbers. A run's lineage files are read through the read
+value per run. Numbers stay numbers. A quantity recorded under several names (``lr`` as
+TensorBoard's hparams, custom lineage and MindSpore's ``learning_rate``) is one column
+(:mod:`sumlens.board.api.lineage_fold`), whose ``sources`` list the fields folded into it
+(id, label, what recorded it) and ``held`` says, per run, which of them held its value
+(bit ``i`` for ``sources[i]``). A run's lineage files are read through the read
 surface (:meth:`~sumlens.board.data.surface.ReadSurface.record_file`) once and kept until
 they change (name, size or modification time as the surface last saw them); the encoded
 table is kept per surface version, so at 10,000 runs a repeated request costs nothing and

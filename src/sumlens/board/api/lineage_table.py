@@ -18,6 +18,7 @@ import orjson
 
 from sumlens.board.api import hparams_values
 from sumlens.board.api.hparams_values import Session, time_parent, with_hparams
+from sumlens.board.api.lineage_fold import fold
 from sumlens.board.api.lineage_values import (
     FIXED,
     KINDS,
@@ -33,6 +34,8 @@ LINEAGE_PLUGINS = served_by("sumlens.board.api.lineage")
 """The plugins whose runs are rows: those the Lineage view's routes are declared for."""
 _FIXED_ORDER = {column.id: index for index, column in enumerate(FIXED)}
 _FIXED_BY_ID = {column.id: column for column in FIXED}
+_RECORDED_BY = {"hparam": "TensorBoard hparams", "custom": "custom lineage"}
+"""What recorded a field, by its id's prefix (the others: MindSpore's train lineage)."""
 
 Signature = tuple[tuple[str, int, int], ...]
 
@@ -150,15 +153,20 @@ def _merged_sub_runs(
 
 
 def _table(key: str, rows: list[tuple[dict[str, Any], RunLineage]]) -> dict[str, Any]:
-    """The columnar table of ``rows`` (each a /runs entry and its lineage)."""
+    """The columnar table of ``rows`` (each a /runs entry and its lineage), each quantity
+    recorded under several names one column (:mod:`sumlens.board.api.lineage_fold`)."""
     names: set[str] = set()
     for _, lineage in rows:
         names.update(lineage.values)
     ordered = sorted(names, key=_column_order)
     columns = []
-    for name in ordered:
-        values = [lineage.values.get(name) for _, lineage in rows]
-        columns.append({**_describe(name), **_typed_column(values)})
+    for column in fold(ordered, [lineage.values for _, lineage in rows]):
+        entry = {**_describe(column.id), **_typed_column(column.values)}
+        if column.held is not None:
+            entry["kind"] = _folded_kind(column.sources)
+            entry["sources"] = [_source(name) for name in column.sources]
+            entry["held"] = column.held
+        columns.append(entry)
     return {
         "key": key,
         "runs": [run["id"] for run, _ in rows],
@@ -169,6 +177,20 @@ def _table(key: str, rows: list[tuple[dict[str, Any], RunLineage]]) -> dict[str,
         ],
         "columns": columns,
     }
+
+
+def _folded_kind(sources: tuple[str, ...]) -> str:
+    """A folded column's kind: a hyper-parameter when any of its fields is one (custom
+    lineage holds the hyper-parameters ``add_hparams`` was given too)."""
+    kinds = [_describe(name)["kind"] for name in sources]
+    return "hyper" if "hyper" in kinds else kinds[0]
+
+
+def _source(name: str) -> dict[str, str]:
+    """One field folded into a column: its id, its label and what recorded it."""
+    prefix = name.partition("/")[0] if "/" in name else ""
+    recorded = _RECORDED_BY.get(prefix, "train lineage")
+    return {"id": name, "label": _describe(name)["label"], "from": recorded}
 
 
 def _column_order(name: str) -> tuple[int, int, str]:

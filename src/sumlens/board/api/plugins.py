@@ -13,7 +13,6 @@ from typing import Annotated, Any
 import numpy as np
 from fastapi import APIRouter, Query
 from fastapi.responses import Response
-from google.protobuf.json_format import MessageToDict
 from google.protobuf.message import Message as ProtoMessage
 
 from sumlens.board.api.kept import at_step, recorded_json, value_at, value_at_step
@@ -22,6 +21,7 @@ from sumlens.board.data.surface import ReadSurface
 from sumlens.board.errors import NotFound, QueryError, ValueUnreadable
 from sumlens.board.plugins import MESSAGE_PLUGINS
 from sumlens.board.plugins import SAMPLED as PLUGINS
+from sumlens.board.proto_json import message_json
 from sumlens.board.responses import image_media_type, json_response
 from sumlens.board.slicing import SliceError, statistics, take
 from sumlens.io import Histogram, Image
@@ -202,7 +202,7 @@ def make_plugin_router(surface: ReadSurface) -> APIRouter:
                 "tag": tag,
                 "step": int(chosen.items["step"][index]),
                 "wall": float(chosen.items["wall"][index]),
-                "message": MessageToDict(value, preserving_proto_field_name=True),
+                "message": message_json(value),
             }
         )
 

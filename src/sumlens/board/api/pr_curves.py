@@ -3,8 +3,13 @@
 
 A ``pr_curve`` value is TensorBoard's tensor of shape ``(6, thresholds)``: true
 positives, false positives, true negatives, false negatives, precision and recall at
-each threshold, the thresholds evenly spaced over [0, 1] (``i / (thresholds - 1)``, as
-TensorBoard's plugin lays them out). The view draws each kept step's curve and picks
+each threshold, the thresholds evenly spaced over [0, 1] (as TensorBoard's plugin lays
+them out). As TensorBoard's plugin, a curve stops at its last threshold where some example
+is predicted positive: the thresholds after it (TP + FP = 0, precision undefined; torch's
+writer always ends on one at threshold 1.0) would draw a line to precision = recall = 0.
+The first threshold is always kept. (TensorBoard truncates weighted counts to integers
+before that test, so it also drops a point whose positives weigh less than 1; here only
+points with no positive weight at all are dropped.) The view draws each kept step's curve and picks
 the step on the page, so one answer holds them all (at most the plugin's cap of steps),
 with every recorded step (``recorded``) the page may ask ``/pr_curves/at`` for. A kept
 value that is not such a tensor, or cannot be read back, is counted in the answer.
@@ -28,17 +33,25 @@ ROWS = ("tp", "fp", "tn", "fn", "precision", "recall")
 """The rows of a ``pr_curve`` value, in order."""
 
 
+def drawn_points(tp: np.ndarray, fp: np.ndarray) -> int:
+    """How many of a curve's thresholds are drawn: up to the last one where some example is
+    predicted positive (TP + FP is not 0), at least the first (see the module docstring)."""
+    positive = np.flatnonzero((tp + fp) != 0)  # NaN counts as positive: shown, not hidden
+    return int(positive[-1]) + 1 if positive.size else 1
+
+
 def curve_json(step: int, wall: float, value: object) -> dict[str, Any] | None:
-    """One kept curve as the page reads it (None when ``value`` is no ``(6, n)`` tensor
-    with n >= 1); non-finite values go out as null."""
+    """One kept curve as the page reads it, its undefined tail left out (None when
+    ``value`` is no ``(6, n)`` tensor with n >= 1); non-finite values go out as null."""
     array = np.asarray(value) if isinstance(value, np.ndarray) else None
     if array is None or array.ndim != 2 or array.shape[0] != len(ROWS) or not array.shape[1]:
         return None
     if array.dtype.kind not in "fiu":
         return None
-    count = array.shape[1]
-    thresholds = np.arange(count) / (count - 1) if count > 1 else np.zeros(1)
-    rows = {name: np.asarray(array[i], dtype=np.float64) for i, name in enumerate(ROWS)}
+    data = np.asarray(array, dtype=np.float64)
+    end = drawn_points(data[0], data[1])
+    thresholds = np.linspace(0.0, 1.0, data.shape[1])[:end]
+    rows = {name: data[i, :end] for i, name in enumerate(ROWS)}
     return {"step": step, "wall": wall, "thresholds": thresholds, **rows}
 
 

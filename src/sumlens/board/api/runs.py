@@ -65,7 +65,9 @@ class _RunsCache:
                         "engine": status["engine"],
                         "version": version,
                         "runs": annotated(surface.runs(), annotations),
-                        "group_colours": annotations.group_colours(),  # scalars/groups.js
+                        # moves when a run's annotation or a group's colour changes: the
+                        # groups' colours come with the groups (/scalars/groups), not here
+                        "annotations_version": annotations.version,
                     }
                 )
                 self._version = version

@@ -4,8 +4,11 @@
 of the same run and rank holds at the same step (epoch, tokens seen ...): the two are
 joined on step. A point whose step the x tag lacks (or where its value is NaN or
 infinite) has no place on that axis: it is left out of the chart and counted, so the page
-can say how many. The x tag need not grow with step; the points stay in step order and
-the page says when it does not (:attr:`Placed.monotonic`).
+can say how many. The points stay in step order. An x tag that only grows or only shrinks
+with step (epochs, tokens seen; a budget left, a decaying learning rate) is monotonic: each
+x has one point and the curve reads left to right by value whichever way it was drawn.
+One that goes up and down is not (:attr:`Placed.monotonic`): its curve is drawn in step
+order and may double back, and the page says so.
 
 The built-in axes are cut by :class:`~sumlens.board.api.query.Range` as before; a range
 along a tag axis is in that tag's units.
@@ -65,7 +68,8 @@ class Placed:
     missing: int
     """Points of the whole series left out because the x tag has no value at their step."""
     monotonic: bool
-    """Whether x never decreases with step over the points that have one."""
+    """Whether x never decreases, or never increases, with step over the points that have
+    one (either serves as an x-axis)."""
 
 
 def place(
@@ -96,8 +100,14 @@ def place(
         index=index,
         x=x[index],
         missing=int(points.size - known.size),
-        monotonic=bool(np.all(known[1:] >= known[:-1])),
+        monotonic=_monotonic(known),
     )
+
+
+def _monotonic(x: np.ndarray) -> bool:
+    """Whether ``x`` never decreases or never increases."""
+    steps = np.diff(x)
+    return bool(np.all(steps >= 0) or np.all(steps <= 0))
 
 
 def joined(surface: ReadSurface, ref: SeriesRef, points: np.ndarray, tag: str) -> np.ndarray:

@@ -4,15 +4,25 @@ with the colours chosen for groups of runs (the Scalars view's groups, by name).
 Annotations are the user's own words, not something read from the logs, so they live apart
 from everything that can be rebuilt: one SQLite file, ``<workspace>/annotations.sqlite``
 (not the column cache, whose tables are dropped whenever its layout changes), and never in
-the base directory (logs may be read-only, shared with others, or in a bucket). Rows are
-keyed by (base directory as the run list names it, run id), so one workspace serves many
-base directories and a run keeps its annotation across server restarts. Group colours are a
+the base directory (logs may be read-only, shared with others, or in a bucket). A run's
+row is keyed by the run's location (:func:`run_location`: its directory's path, or URL on
+object storage), not by its name under the base directory, so one workspace serves many
+base directories and a run keeps its annotation whether it is served from its parent, its
+own directory or any directory above, and across server restarts. Files of the first
+layout, keyed by (base directory, run id), are moved to locations when first opened (two
+rows of one run joined: tags of both, both notes, the first colour). Group colours are a
 table of their own in the same file, keyed by (base directory, group name).
 
 The file is made at the first write: a server nobody annotates leaves nothing behind. A
-store loads its base directory's rows once and writes each change through;
+store loads the rows of its base directory's runs once and writes each change through;
 :attr:`AnnotationStore.version` moves on every change, so the run list's version (and its
 ETag) moves with it and polling pages see the change.
+
+Bounds: an import holds at most :data:`MAX_IMPORT_RUNS` runs, and may not take the file
+past :data:`MAX_ANNOTATIONS` annotated runs or :data:`MAX_ANNOTATION_CHARS` characters of
+tags and notes (:class:`AnnotationLimit`, HTTP 413, naming the limit; nothing of it is
+stored). A user's own edits of served runs are never refused for them (there are only as
+many as runs served). The export is read in pages (:meth:`AnnotationStore.page`).
 
 :func:`parse_annotation`, :func:`parse_colour`, :func:`check_group_name`,
 :func:`parse_import` and :func:`parse_imported_group_colours` are the one check of what a
@@ -23,6 +33,7 @@ and what is allowed.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import json
 import re
@@ -41,10 +52,20 @@ MAX_TAGS = 50
 MAX_TAG_CHARS = 64
 MAX_NOTE_CHARS = 10_000
 MAX_RUN_ID_CHARS = 4_096
-MAX_IMPORT_RUNS = 100_000
+MAX_IMPORT_RUNS = 10_000
+"""The most runs one import holds."""
+MAX_ANNOTATIONS = 20_000
+"""The most annotated runs an import may leave in the workspace's file (all base
+directories together)."""
+MAX_ANNOTATION_CHARS = 20_000_000
+"""The most characters of tags and notes (as stored) an import may leave in the file."""
+MAX_PAGE = 1_000
+"""The most annotations one page of the export holds."""
 MAX_GROUP_CHARS = 1_024
 MAX_IMPORT_GROUPS = 100_000
 FIELDS = ("tags", "note", "colour")
+PAGE_FIELDS = ("next", "total")
+"""What a page of the export holds besides an import's fields."""
 _COLOUR = re.compile(r"#[0-9a-fA-F]{6}")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -74,6 +95,49 @@ class Annotation:
 
 
 EMPTY = Annotation()
+
+
+class AnnotationLimit(QueryError):
+    """An import past a stated bound of the annotations (:data:`MAX_IMPORT_RUNS`,
+    :data:`MAX_ANNOTATIONS`, :data:`MAX_ANNOTATION_CHARS`): too large to take."""
+
+    status = 413
+
+
+def run_location(base_dir: str, run_id: str) -> str:
+    """Where run ``run_id`` (``./`` or ``./a/b``) of ``base_dir`` (a path or URL) lies:
+    ``base_dir`` itself, or ``base_dir/a/b``; what a run's annotation is keyed by."""
+    base = _normal(base_dir)
+    rest = run_id[2:] if run_id.startswith("./") else run_id
+    return base if not rest else _prefix(base) + rest
+
+
+def _normal(base_dir: str) -> str:
+    """``base_dir`` without trailing slashes (the root stays ``/``)."""
+    return base_dir.rstrip("/") or "/"
+
+
+def _prefix(base: str) -> str:
+    """What the locations of the runs below ``base`` (normal) start with."""
+    return base if base.endswith("/") else base + "/"
+
+
+def _stored_tags(annotation: Annotation) -> str:
+    """The tags as the file keeps them (a JSON list)."""
+    return json.dumps(list(annotation.tags))
+
+
+def _size(annotation: Annotation) -> int:
+    """Characters of tags and note as the file keeps them (what SQLite's LENGTH counts)."""
+    return 0 if annotation.empty else len(_stored_tags(annotation)) + len(annotation.note)
+
+
+def _joined(first: Annotation, second: Annotation) -> Annotation:
+    """Two annotations of one run kept under two names (the first layout): tags of both,
+    both notes (one when they are the same), the first colour."""
+    tags = first.tags + tuple(tag for tag in second.tags if tag not in first.tags)
+    notes = [note for note in dict.fromkeys((first.note, second.note)) if note]
+    return Annotation(tags, "\n\n".join(notes), first.colour or second.colour)
 
 
 def _tag(value: Any, where: str) -> str:
@@ -166,19 +230,21 @@ def parse_import(body: Any) -> tuple[str | None, dict[str, Annotation]]:
             'body is not allowed: an import is a JSON object {"base_dir": ..., '
             '"annotations": {run id: annotation}} as GET /api/v1/annotations answers'
         )
-    unknown = sorted(set(body) - {"base_dir", "annotations", "group_colours"})
+    unknown = sorted(set(body) - {"base_dir", "annotations", "group_colours", *PAGE_FIELDS})
     if unknown:
         raise QueryError(
             f"body holds unknown fields {', '.join(map(repr, unknown))}: an import has "
-            '"base_dir", "annotations" and (optionally) "group_colours"'
+            '"base_dir", "annotations" and (optionally) "group_colours" (a page of the '
+            'export may be imported as it is: its "next" and "total" are left aside)'
         )
     base_dir = body.get("base_dir")
     if base_dir is not None and not isinstance(base_dir, str):
         raise QueryError(f"base_dir={base_dir!r:.80} is not allowed: a string or null")
     given = body["annotations"]
     if len(given) > MAX_IMPORT_RUNS:
-        raise QueryError(
-            f"annotations holds {len(given):,} runs: an import holds at most {MAX_IMPORT_RUNS:,}"
+        raise AnnotationLimit(
+            f"annotations holds {len(given):,} runs: an import holds at most "
+            f"{MAX_IMPORT_RUNS:,} (MAX_IMPORT_RUNS); import the file in parts"
         )
     parsed = {}
     for run_id, each in given.items():
@@ -211,18 +277,21 @@ def parse_imported_group_colours(body: dict[str, Any]) -> dict[str, str]:
 
 
 class AnnotationStore:
-    """The annotations of the runs of ``base_dir`` and the colours of its groups, kept in the
-    SQLite file at ``path``.
+    """The annotations of the runs of ``base_dir`` (as the run list names it: a path or a
+    URL) and the colours of its groups, kept in the SQLite file at ``path``.
 
-    Thread-safe; reads are answered from memory."""
+    Thread-safe; reads are answered from memory. Runs are named by their ids under
+    ``base_dir``; rows are keyed by the runs' locations (:func:`run_location`)."""
 
     def __init__(self, path: Path, base_dir: str) -> None:
         self.path = path
         self.base_dir = base_dir
         self.version = 0
         """Moves on every change."""
+        self._base = _normal(base_dir)
         self._lock = threading.Lock()
-        self._rows: dict[str, Annotation] | None = None  # loaded at the first use
+        self._rows: dict[str, Annotation] | None = None  # by run id, loaded at the first use
+        self._order: list[str] | None = None  # the run ids sorted, made when a page is asked
         self._groups: dict[str, str] = {}  # group name -> colour, loaded with ``_rows``
 
     def get(self, run_id: str) -> Annotation:
@@ -234,7 +303,23 @@ class AnnotationStore:
         """Every annotated run's annotation, by run id (sorted)."""
         with self._lock:
             rows = self._loaded()
-            return {run_id: rows[run_id] for run_id in sorted(rows)}
+            return {run_id: rows[run_id] for run_id in self._sorted()}
+
+    def page(self, after: str | None, limit: int) -> tuple[dict[str, Annotation], str | None]:
+        """At most ``limit`` annotations, by run id (sorted), of the runs after ``after``
+        (None: from the first), and the run id to ask the next page after (None: the last)."""
+        with self._lock:
+            rows = self._loaded()
+            order = self._sorted()
+            start = 0 if after is None else bisect.bisect_right(order, after)
+            chosen = order[start : start + limit]
+            more = start + limit < len(order)
+            return {run_id: rows[run_id] for run_id in chosen}, chosen[-1] if more else None
+
+    def count(self) -> int:
+        """How many runs of the base directory are annotated."""
+        with self._lock:
+            return len(self._loaded())
 
     def put(self, run_id: str, annotation: Annotation) -> Annotation:
         """Store ``annotation`` as ``run_id``'s (an empty one removes it); return it."""
@@ -269,7 +354,8 @@ class AnnotationStore:
         """Merge imported annotations into the stored ones (:meth:`Annotation.merged`) and
         imported group colours over the stored ones, all or none, in one transaction;
         counts of runs ``added``, ``updated`` and ``unchanged``, and of ``group_colours``
-        changed."""
+        changed. :class:`AnnotationLimit` when it would pass :data:`MAX_ANNOTATIONS` or
+        :data:`MAX_ANNOTATION_CHARS`."""
         with self._lock:
             rows = self._loaded()
             groups = {
@@ -279,6 +365,7 @@ class AnnotationStore:
             }
             changes: dict[str, Annotation] = {}
             counts = {"added": 0, "updated": 0, "unchanged": 0}
+            grown = 0  # characters the changes add
             for run_id, annotation in incoming.items():
                 before = rows.get(run_id, EMPTY)
                 after = before.merged(annotation)
@@ -292,21 +379,63 @@ class AnnotationStore:
                     counts["unchanged"] += 1
                     continue
                 counts["added" if before.empty else "updated"] += 1
+                grown += _size(after) - _size(before)
                 changes[run_id] = after
+            if counts["added"] or grown > 0:
+                self._check_room(counts["added"], grown)
             if changes or groups:
                 self._write(changes, groups)
             return {**counts, "group_colours": len(groups)}
+
+    def _check_room(self, added: int, grown: int) -> None:
+        """:class:`AnnotationLimit` when ``added`` more annotated runs and ``grown`` more
+        characters would take the file past its bounds."""
+        held, size = 0, 0
+        if self.path.is_file():
+            with self._connect() as db:
+                held, size = db.execute(
+                    "SELECT COUNT(*), COALESCE(SUM(LENGTH(tags) + LENGTH(note)), 0) "
+                    "FROM run_annotations"
+                ).fetchone()
+        if held + added > MAX_ANNOTATIONS:
+            raise AnnotationLimit(
+                f"the import adds {added:,} annotated runs to the {held:,} the workspace "
+                f"holds: it holds at most {MAX_ANNOTATIONS:,} (MAX_ANNOTATIONS); nothing "
+                "was imported"
+            )
+        if size + grown > MAX_ANNOTATION_CHARS:
+            raise AnnotationLimit(
+                f"the import adds {grown:,} characters of tags and notes to the {size:,} the "
+                f"workspace holds: it holds at most {MAX_ANNOTATION_CHARS:,} "
+                "(MAX_ANNOTATION_CHARS); nothing was imported"
+            )
+
+    def _sorted(self) -> list[str]:
+        if self._order is None:
+            self._order = sorted(self._loaded())
+        return self._order
+
+    def _run_id(self, location: str) -> str | None:
+        """The id of the run at ``location`` under the base directory (None: not below)."""
+        if location == self._base:
+            return "./"
+        prefix = _prefix(self._base)
+        return "./" + location[len(prefix) :] if location.startswith(prefix) else None
 
     def _loaded(self) -> dict[str, Annotation]:
         if self._rows is None:
             self._rows = {}
             if self.path.is_file():
+                prefix = _prefix(self._base)
                 with self._connect() as db:
-                    for run_id, tags, note, colour in db.execute(
-                        "SELECT run, tags, note, colour FROM annotations WHERE base_dir = ?",
-                        (self.base_dir,),
+                    for location, tags, note, colour in db.execute(
+                        "SELECT location, tags, note, colour FROM run_annotations "
+                        "WHERE location = ? OR (location >= ? AND location < ?)",
+                        (self._base, prefix, prefix[:-1] + "0"),  # "0" follows "/"
                     ):
-                        self._rows[run_id] = Annotation(tuple(json.loads(tags)), note, colour)
+                        run_id = self._run_id(location)
+                        if run_id is not None:
+                            self._rows[run_id] = Annotation(tuple(json.loads(tags)), note, colour)
                     self._groups = dict(
                         db.execute(
                             "SELECT name, colour FROM group_colours WHERE base_dir = ?",
@@ -324,21 +453,13 @@ class AnnotationStore:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self._connect() as db, db:  # the inner ``with db``: one transaction
             for run_id, annotation in changes.items():
+                location = run_location(self._base, run_id)
                 if annotation.empty:
-                    db.execute(
-                        "DELETE FROM annotations WHERE base_dir = ? AND run = ?",
-                        (self.base_dir, run_id),
-                    )
+                    db.execute("DELETE FROM run_annotations WHERE location = ?", (location,))
                     continue
                 db.execute(
-                    "INSERT OR REPLACE INTO annotations VALUES (?, ?, ?, ?, ?)",
-                    (
-                        self.base_dir,
-                        run_id,
-                        json.dumps(list(annotation.tags)),
-                        annotation.note,
-                        annotation.colour,
-                    ),
+                    "INSERT OR REPLACE INTO run_annotations VALUES (?, ?, ?, ?)",
+                    (location, _stored_tags(annotation), annotation.note, annotation.colour),
                 )
             for name, colour in groups.items():
                 if colour is None:
@@ -362,27 +483,68 @@ class AnnotationStore:
                 self._groups.pop(name, None)
             else:
                 self._groups[name] = colour
+        self._order = None
         self.version += 1
 
     @contextlib.contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
         """A connection to the file (made with its tables when new; a file made before group
-        colours gains their table), closed after use: writes are rare, and a store that holds
-        no connection needs no closing."""
+        colours gains their table, one of the first layout has its rows moved to
+        locations), closed after use: writes are rare, and a store that holds no
+        connection needs no closing."""
         db = sqlite3.connect(self.path, timeout=10.0)
         try:
             db.execute(
-                "CREATE TABLE IF NOT EXISTS annotations (base_dir TEXT NOT NULL, "
-                "run TEXT NOT NULL, tags TEXT NOT NULL, note TEXT NOT NULL, colour TEXT, "
-                "PRIMARY KEY (base_dir, run))"
+                "CREATE TABLE IF NOT EXISTS run_annotations (location TEXT PRIMARY KEY, "
+                "tags TEXT NOT NULL, note TEXT NOT NULL, colour TEXT)"
             )
             db.execute(
                 "CREATE TABLE IF NOT EXISTS group_colours (base_dir TEXT NOT NULL, "
                 "name TEXT NOT NULL, colour TEXT NOT NULL, PRIMARY KEY (base_dir, name))"
             )
+            _move_named_rows(db)
             yield db
         finally:
             db.close()
+
+
+_FIRST_LAYOUT = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'annotations'"
+
+
+def _move_named_rows(db: sqlite3.Connection) -> None:
+    """Move the rows of the first layout (table ``annotations``, keyed by the base directory
+    and the run id under it) to ``run_annotations``, keyed by the run's location, in one
+    transaction; rows that name one run twice (or a row already there) are joined."""
+    if db.execute(_FIRST_LAYOUT).fetchone() is None:
+        return
+    db.execute("BEGIN IMMEDIATE")  # another server may be moving them now: one does
+    try:
+        if db.execute(_FIRST_LAYOUT).fetchone() is not None:
+            moved: dict[str, Annotation] = {}
+            for base_dir, run_id, tags, note, colour in db.execute(
+                "SELECT base_dir, run, tags, note, colour FROM annotations ORDER BY base_dir, run"
+            ):
+                location = run_location(base_dir, run_id)
+                found = Annotation(tuple(json.loads(tags)), note, colour)
+                moved[location] = _joined(moved[location], found) if location in moved else found
+            for location, annotation in moved.items():
+                there = db.execute(
+                    "SELECT tags, note, colour FROM run_annotations WHERE location = ?",
+                    (location,),
+                ).fetchone()
+                if there is not None:
+                    tags, note, colour = there
+                    annotation = _joined(Annotation(tuple(json.loads(tags)), note, colour),
+                                         annotation)  # fmt: skip
+                db.execute(
+                    "INSERT OR REPLACE INTO run_annotations VALUES (?, ?, ?, ?)",
+                    (location, _stored_tags(annotation), annotation.note, annotation.colour),
+                )
+            db.execute("DROP TABLE annotations")
+        db.commit()
+    except BaseException:
+        db.rollback()
+        raise
 
 
 def workspace_store(workspace: Path, base_dir: str) -> AnnotationStore:

@@ -117,8 +117,9 @@ class Loader(ServedRuns):
         self._counter = counter if isinstance(counter, RequestStats) else None
         self._last_reload: dict[str, int] | None = None
         self._links = False  # whether the last walk met symbolic links
-        # run id -> (its projector config's stamp, the embeddings it lists)
-        self._embeddings: dict[str, tuple[tuple[int, int, int], tuple[str, ...]]] = {}
+        # run id -> (its projector config's stamp, the embeddings it lists, why it lists
+        # none when it cannot be read)
+        self._embeddings: dict[str, tuple[tuple[int, int, int], tuple[str, ...], str | None]] = {}
         self._reader = RunReader(self, self.caps, engine, self._stop)
 
     # ------------------------------------------------------------------ lifecycle
@@ -315,18 +316,16 @@ class Loader(ServedRuns):
 
     def runs(self) -> list[dict[str, Any]]:
         """Every run's summary; a run with a projector config lists its embeddings as its
-        ``embedding`` tags (the summaries are shared: those are copies)."""
+        ``embedding`` tags, and one whose config cannot be read says why in its damage
+        (the summaries are shared: those are copies)."""
         listed = super().runs()
         with self._lock:
-            found = {name: tags for name, (_, tags) in self._embeddings.items() if tags}
+            found = {name: (tags, problem) for name, (_, tags, problem)
+                     in self._embeddings.items() if tags or problem}  # fmt: skip
         if not found:
             return listed
-        return [
-            {**summary, "tags": {**summary["tags"], "embedding": sorted(found[summary["id"]])}}
-            if summary["id"] in found
-            else summary
-            for summary in listed
-        ]
+        return [_with_embeddings(summary, *found[summary["id"]]) if summary["id"] in found
+                else summary for summary in listed]  # fmt: skip
 
     def beside_file(self, run_id: str, path: str, limit: int) -> bytes | None:
         """A file beside a run's event files, read through the storage (see
@@ -342,7 +341,10 @@ class Loader(ServedRuns):
         if self.storage is LOCAL_STORAGE:
             _within(where, run.path, path)
         try:
-            if self.storage.stat(where).size > limit:
+            info = self.storage.stat(where)
+            if not info.is_file:  # a pipe or a device would hold the request until written to
+                return None
+            if info.size > limit:
                 raise BesideFileTooLarge(path, limit)
             with self.storage.open_read(where) as handle:
                 data = handle.read(limit + 1)
@@ -355,7 +357,8 @@ class Loader(ServedRuns):
     def _update_embeddings(self, found: FoundRun) -> bool:
         """Read ``found``'s projector config again when it changed; True if it did.
 
-        A config that cannot be read lists no embeddings and is said once in the log."""
+        A config that cannot be read lists no embeddings: it is the run's damage (the run
+        list says why) and is said once in the log."""
         config = found.projector
         stamp = None if config is None else (config.size, config.mtime_ns, config.ctime_ns)
         with self._lock:
@@ -363,18 +366,20 @@ class Loader(ServedRuns):
         if (known[0] if known else None) == stamp:
             return False
         tags: tuple[str, ...] = ()
+        problem = None
         if stamp is not None:
             try:
                 data = self.beside_file(found.id, CONFIG_FILE, CONFIG_LIMIT) or b""
                 tags = embedding_tags(data)
             except (OSError, ValueError) as err:
+                problem = str(err)
                 warn_once(f"projector:{found.path}", "cannot list the embeddings of %s: %s",
                           found.path, err)  # fmt: skip
         with self._lock:
             if stamp is None:
                 self._embeddings.pop(found.id, None)
             else:
-                self._embeddings[found.id] = (stamp, tags)
+                self._embeddings[found.id] = (stamp, tags, problem)
             self.version += 1
         return True
 
@@ -391,6 +396,19 @@ class Loader(ServedRuns):
             self._db.write(batch)
             with self._lock:
                 self.store.sweep()
+
+
+def _with_embeddings(
+    summary: dict[str, Any], tags: tuple[str, ...], problem: str | None
+) -> dict[str, Any]:
+    """A copy of a run's ``summary`` with its projector config's embedding tags and, when the
+    config cannot be read, why in its damage."""
+    copy = {**summary}
+    if tags:
+        copy["tags"] = {**summary["tags"], "embedding": sorted(tags)}
+    if problem is not None:
+        copy["damage"] = {**summary["damage"], "unreadable_projector_config": problem}
+    return copy
 
 
 def _within(path: str, directory: str, named: str) -> None:

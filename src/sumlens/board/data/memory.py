@@ -136,10 +136,11 @@ class _Run:
             if kept:
                 found.setdefault(plugin, set()).add(tag)
         config = self.beside.get((CONFIG_FILE,))
+        problem = None
         try:
             embeddings = embedding_tags(config) if config is not None else ()
-        except ValueError:  # as the loader: a config that cannot be read lists none
-            embeddings = ()
+        except ValueError as err:  # as the loader: it lists none, and it is damage
+            embeddings, problem = (), str(err)
         if embeddings:
             found["embedding"] = set(embeddings)
         ranks = {rank for rank, _ in self.points} | {rank for rank, _, _ in self.values}
@@ -166,6 +167,7 @@ class _Run:
             several_trainings=self.several_trainings,
             restarts=self.restarts,
             stale_points_dropped=self.stale_points_dropped,
+            unreadable_projector_config=problem,
         ).as_json()
 
 

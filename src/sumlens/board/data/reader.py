@@ -25,6 +25,10 @@ Rules, per run:
 * **A step written again with the same value is not a restart**: MindSpore writes each
   epoch's last step twice; the repeat is left out and nothing is counted. Written again
   with another value, it replaces the first (counted, as a resumed run's points are).
+* **Records of the run written again are not a restart**: lineage, hyper-parameters and
+  graphs (:data:`~sumlens.board.plugins.REWRITTEN`) are written again whole when they
+  change, at step 0 (the adapters write the lineage at every evaluation): the newer one
+  replaces the kept ones and nothing is counted as replaced points.
 * **Damage is counted, never fatal**: corrupt records, resynchronised bytes, files with
   no record or that cannot be read are counted per file and shown.
 
@@ -50,6 +54,7 @@ from sumlens.board.data.samples import SampleBucket, same_value
 from sumlens.board.data.served import ServedRuns
 from sumlens.board.data.state import BucketKey, FileState, RunState, SeriesKey, SeriesState
 from sumlens.board.data.store import POINT
+from sumlens.board.plugins import REWRITTEN
 from sumlens.io import (
     Event,
     NotAnEventFileError,
@@ -399,9 +404,9 @@ class RunReader:
             ):
                 return
             with self._lock:
-                run.stale_points_dropped += bucket.offer(
-                    event.step, event.wall_time, index, offset, length
-                )
+                dropped = bucket.offer(event.step, event.wall_time, index, offset, length)
+                if event.plugin not in REWRITTEN:  # lineage written again is no restart
+                    run.stale_points_dropped += dropped
                 run.changed_buckets.add(key)
                 if run.created is None or event.wall_time < run.created:
                     run.created = event.wall_time

@@ -119,6 +119,9 @@ class RunSummary:
     several_trainings: bool
     restarts: int
     stale_points_dropped: int
+    unreadable_projector_config: str | None = None
+    """Why the run's ``projector_config.pbtxt`` lists no embedding (None: it reads, or
+    there is none)."""
 
     def as_json(self) -> dict[str, Any]:
         """The run list's entry: tags sorted per plugin (scalars last), ranks sorted."""
@@ -141,6 +144,7 @@ class RunSummary:
                 "unreadable_files": self.unreadable_files,
                 "damaged_values": self.damaged_values,
                 "unreadable_directory": self.unreadable_directory,
+                "unreadable_projector_config": self.unreadable_projector_config,
             },
             "skipped": dict(sorted(self.skipped_plugins.items())),
             "several_trainings": self.several_trainings,

@@ -1,11 +1,10 @@
 """The dashboard's web application: the API, the pages, and the guards around both.
 
 * Everything lives under ``url_path_prefix`` (for a reverse proxy); ``/`` redirects there.
-* A request whose ``Host`` is not the bound host, a loopback name or an ``--allowed-hosts``
-  entry is refused before any route runs (a page on another site cannot reach the
-  dashboard through DNS rebinding), and so is one a browser marks ``Sec-Fetch-Site:
-  cross-site`` (a page of another site sending a plain GET, an image or a script tag to
-  the dashboard). No CORS headers are ever sent.
+* Before any route runs, :mod:`sumlens.board.server.guards` refuses a request for another
+  host (DNS rebinding), one another origin's page started (``Sec-Fetch-Site: cross-site``
+  or ``same-site``: a plain ``<img>`` on any other page) and a body larger than the server
+  reads. No CORS headers are ever sent.
 * Pages are static ES modules from this package; plotly.js comes from the installed
   ``plotly`` package. Both are served gzip-compressed and revalidated by ETag
   (:mod:`sumlens.board.server.static_assets`). Nothing is fetched from the network, and the
@@ -25,7 +24,6 @@ from pathlib import Path
 from fastapi import FastAPI, Request, routing
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse, Response
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sumlens._version import __version__
 from sumlens.board.api.annotations import make_annotation_router
@@ -38,6 +36,7 @@ from sumlens.board.data.surface import Polling, ReadSurface
 from sumlens.board.errors import BoardError
 from sumlens.board.mindinsight.routes import make_mindinsight_router
 from sumlens.board.plugins import routers
+from sumlens.board.server.guards import BodyLimit, HostGuard
 from sumlens.board.server.static_assets import AssetCache, static_file
 from sumlens.board.settings import BoardSettings
 
@@ -69,69 +68,6 @@ def plotly_js() -> Path:
             "reinstall with: pip install 'sumlens[board]'"
         )
     return path
-
-
-_HEADERS = [(b"x-content-type-options", b"nosniff"), (b"x-frame-options", b"DENY")]
-
-
-class HostGuard:
-    """Refuse requests whose ``Host`` header names a host the server does not answer to, and
-    those a browser sent for a page of another site (``Sec-Fetch-Site: cross-site``).
-
-    ``same-origin``, ``same-site``, ``none`` (typed in the address bar) and no header at all
-    (curl, scripts) pass. Also marks every response ``nosniff`` and not to be framed by
-    other sites.
-    """
-
-    def __init__(self, app: ASGIApp, accepted: frozenset[str]) -> None:
-        self.app = app
-        self.accepted = accepted
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        if _host(scope) not in self.accepted:
-            response = JSONResponse(
-                {"detail": "Host header not allowed; start the server with --allowed-hosts"},
-                status_code=400,
-            )
-            await response(scope, receive, send)
-            return
-        if _header(scope, b"sec-fetch-site") == "cross-site":
-            response = JSONResponse(
-                {
-                    "detail": "a page of another site may not use the dashboard "
-                    "(Sec-Fetch-Site: cross-site); open the dashboard itself"
-                },
-                status_code=403,
-            )
-            await response(scope, receive, send)
-            return
-
-        async def send_guarded(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                message["headers"] = [*message.get("headers", ()), *_HEADERS]
-            await send(message)
-
-        await self.app(scope, receive, send_guarded)
-
-
-def _header(scope: Scope, wanted: bytes) -> str | None:
-    """The first value of header ``wanted`` (lower case), stripped and lowered; None if absent."""
-    for name, value in scope.get("headers", ()):
-        if name == wanted:
-            return value.decode("latin-1").strip().lower()
-    return None
-
-
-def _host(scope: Scope) -> str:
-    host = _header(scope, b"host")
-    if host is None:
-        return ""
-    if host.startswith("["):  # [::1]:8080
-        return host[: host.find("]") + 1]
-    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
 
 
 def create_app(settings: BoardSettings, loader: ReadSurface | None = None) -> FastAPI:
@@ -219,7 +155,9 @@ def create_app(settings: BoardSettings, loader: ReadSurface | None = None) -> Fa
         def add_slash() -> RedirectResponse:
             return RedirectResponse(f"{prefix}/")
 
-    app.add_middleware(HostGuard, accepted=settings.accepted_hosts())
+    app.add_middleware(BodyLimit)
+    pages = frozenset({"/", f"{prefix}/", prefix or "/"})
+    app.add_middleware(HostGuard, accepted=settings.accepted_hosts(), pages=pages)  # outermost
     return app
 
 

@@ -14,8 +14,11 @@ written (atomically), so a pid file always names a server that answered.
 
 A pid file is stale when its process is gone or is no longer ``sumlens serve`` on that
 port (pid reuse); whoever finds one removes it and says so. ``stop`` sends SIGTERM (the
-server shuts down cleanly), waits, and sends SIGKILL to the server's process group only
-when it does not end in time.
+server shuts down cleanly, a busy one too: :mod:`sumlens.board.server.serve`), waits,
+and sends SIGKILL to the server's process group only when it has not ended in time.
+Either way it returns once the process has ended (gone, or a zombie its parent has not
+reaped yet), not merely once it stopped looking like the server: a process on its way
+out has no command line left but may still hold the port.
 
 POSIX only (sessions, signals, ``/proc`` or ``ps``); ``sumlens serve`` in the foreground
 works everywhere and uses only the port check and the URL from here. Imports nothing
@@ -412,19 +415,33 @@ def _terminate(server: Server, wait: float) -> bool:
     """SIGTERM, then SIGKILL to its process group after ``wait`` s; True if killed."""
     with contextlib.suppress(ProcessLookupError):
         os.kill(server.pid, signal.SIGTERM)
-    if _wait_gone(server, wait):
+    if _wait_ended(server, wait):
         return False
     with contextlib.suppress(ProcessLookupError):
         os.killpg(server.pid, signal.SIGKILL)
-    if not _wait_gone(server, STOP_WAIT):
+    if not _wait_ended(server, STOP_WAIT):
         raise DaemonError(f"process {server.pid} (port {server.port}) did not end after SIGKILL")
     return True
 
 
-def _wait_gone(server: Server, wait: float) -> bool:
+def _wait_ended(server: Server, wait: float) -> bool:
+    """Wait at most ``wait`` s until the server signalled has ended; whether it has."""
     deadline = time.monotonic() + wait
-    while _is_server(server):
+    while _is_server(server) or _exiting(server.pid):
         if time.monotonic() > deadline:
             return False
         time.sleep(_POLL / 2)
     return True
+
+
+def _exiting(pid: int) -> bool:
+    """Whether ``pid`` is a process on its way out: its memory, and so its command line,
+    already released, but not yet a zombie (it may still hold its files and sockets).
+    False without ``/proc``, where ``ps`` shows a command line until the end."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+    state = stat.rsplit(")", 1)[-1].split()[0]  # after the name, which may hold ")"
+    return not argv and state not in ("Z", "X")

@@ -4,13 +4,25 @@ uvicorn serves the application of :func:`sumlens.board.server.app.create_app`; i
 starts the loader and, at shutdown, stops it and saves its state, so the next start over
 the same base directory resumes where this one stopped. A stop asked for by a signal is
 a clean exit (uvicorn itself would raise the signal again once it has shut down).
+
+A stop does not wait for a busy server: requests in flight get :data:`SHUTDOWN_GRACE`
+seconds to finish, then they are cancelled and the state is saved. A request computing
+in a worker thread (a large selection, a read hung on a network file system) cannot be
+interrupted, and Python would wait for it before the process exits. The process that
+exists only to serve (``sumlens serve``, and so ``sumlens start``) asks
+:func:`serve` with ``exit_when_done`` to wait :data:`ABANDON_WAIT` seconds more for such
+threads, then end the process without them (their answers would go nowhere: the
+connections are closed). A program that calls :func:`serve` itself keeps its process.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import signal
+import sys
 import threading
+import time
 from types import FrameType
 
 import uvicorn
@@ -19,6 +31,11 @@ from sumlens.board.server.app import create_app
 from sumlens.board.settings import BoardSettings
 
 _log = logging.getLogger("sumlens.board")
+
+SHUTDOWN_GRACE = 3
+"""Seconds requests in flight may take to finish once a stop is asked for."""
+ABANDON_WAIT = 2.0
+"""Seconds the process then waits for worker threads still computing before it ends."""
 
 
 class _Server(uvicorn.Server):
@@ -31,8 +48,14 @@ class _Server(uvicorn.Server):
             self.should_exit = True
 
 
-def serve(settings: BoardSettings, stop: threading.Event | None = None) -> None:
-    """Serve until interrupted or until ``stop`` is set (blocks); the state is saved."""
+def serve(
+    settings: BoardSettings,
+    stop: threading.Event | None = None,
+    *,
+    exit_when_done: bool = False,
+) -> None:
+    """Serve until interrupted or until ``stop`` is set (blocks); the state is saved. With
+    ``exit_when_done``, requests still computing then end the process (module docstring)."""
     if not settings.binds_locally:
         _log.warning(
             "the dashboard listens on %s: anyone who can reach this machine can read the "
@@ -47,6 +70,7 @@ def serve(settings: BoardSettings, stop: threading.Event | None = None) -> None:
             log_level="warning",
             access_log=False,
             lifespan="on",
+            timeout_graceful_shutdown=SHUTDOWN_GRACE,
         )
     )
     if stop is not None:
@@ -57,3 +81,32 @@ def serve(settings: BoardSettings, stop: threading.Event | None = None) -> None:
 
         threading.Thread(target=watch, name="sumlens-serve-stop", daemon=True).start()
     server.run()
+    if exit_when_done:
+        _leave_busy_threads(ABANDON_WAIT)
+
+
+def _leave_busy_threads(wait: float) -> None:
+    """End the process now if threads still compute after ``wait`` seconds (the server
+    has shut down and saved its state: only their answers, to closed connections, are
+    lost); return at once when none do."""
+    deadline = time.monotonic() + wait
+    for thread in _busy_threads():
+        thread.join(max(0.0, deadline - time.monotonic()))
+    busy = _busy_threads()
+    if not busy:
+        return
+    _log.warning(
+        "stopped; %d request(s) still computing were left unfinished (%s)",
+        len(busy),
+        ", ".join(thread.name for thread in busy),
+    )
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+def _busy_threads() -> list[threading.Thread]:
+    """Threads other than this one that Python would wait for at exit."""
+    current = threading.current_thread()
+    return [t for t in threading.enumerate() if t is not current and not t.daemon and t.is_alive()]

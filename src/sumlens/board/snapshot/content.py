@@ -33,7 +33,7 @@ import numpy as np
 
 from sumlens.board.api.curves import METHODS, Method
 from sumlens.board.api.group_fields import RunFields
-from sumlens.board.api.group_query import GroupQuery, group_entry
+from sumlens.board.api.group_query import GroupQuery, every_group, group_entry
 from sumlens.board.api.query import compile_pattern, select
 from sumlens.board.api.scalar_series import scalar_series
 from sumlens.board.api.xaxis import XAxis
@@ -287,6 +287,7 @@ def _groups(
         "band": query.statistic.band,
         "members": grouping.members,
         "single": groups.single,
+        "all_groups": every_group(groups, colours),
         "groups": [
             group_entry(tag, name, refs, stats, step, points, colours.get(name))
             for tag, name, refs, stats in query.aggregates(surface, groups)

@@ -35,6 +35,8 @@ _FILES = resources.files("sumlens.board.snapshot")
 _STATIC = resources.files("sumlens.board") / "static"
 _LIGHT = re.compile(r"^:root \{\n.*?^\}", re.M | re.S)
 _DARK = re.compile(r'^:root\[data-theme="dark"\] \{\n(.*?)^\}', re.M | re.S)
+_BANDS = {"std": "± sample standard deviation (n - 1)", "minmax": "min-max"}
+"""How the footer names a band (as the charts' legends do); percentiles as they are."""
 
 
 def _read(resource: Any) -> str:
@@ -116,9 +118,10 @@ def footer(data: dict[str, Any]) -> str:
             "field": f"the lineage field “{grouped['field']}”",
         }[grouped["by"]]
         names = len({group["name"] for group in grouped["groups"]})
+        band = _BANDS.get(grouped["band"], grouped["band"])
         parts.append(
             f"Runs grouped by {how}: {_count(names, 'group')}, each its members' "
-            f"{grouped['stat']} with a {grouped['band']} band (members {grouped['members']}); "
+            f"{grouped['stat']} with a {band} band (members {grouped['members']}); "
             f"{_count(len(grouped['single']), 'run')} in no group drawn alone."
         )
     if left["past_limit"]:

@@ -1,8 +1,9 @@
 // snapshot.js: the page of a snapshot file. page.py inlines it in one module script after
-// the dashboard's static/widgets/colours.js (whose `Colours` it uses, so runs have the
-// colours the dashboard gives them) and static/widgets/grouptraces.js (whose traces draw
-// the groups of runs as the Scalars view draws them), after plotly.js (window.Plotly). Its
-// data is the JSON of the #snapshot-data script (content.py's collect()).
+// the dashboard's static/widgets/colours.js (whose `Colours` and `GroupColours` it uses,
+// so runs and groups have the colours the Scalars view gives them: one rule for both) and
+// static/widgets/grouptraces.js (whose traces draw the groups of runs as the Scalars view
+// draws them), after plotly.js (window.Plotly). Its data is the JSON of the #snapshot-data
+// script (content.py's collect()).
 //
 // It draws: the runs (colour, tags, note) and the groups of runs; a chart per scalar tag,
 // drawn when it first scrolls into view (a snapshot of many tags opens at once), smoothed
@@ -13,7 +14,7 @@
 // the system's light or dark setting; the charts are restyled when it changes.
 
 /* global Colours, GroupColours, Plotly, envelopeTraces, groupTraces, memberLooks,
-   memberTrace */
+   memberTrace, seriesColours */
 
 const data = JSON.parse(document.getElementById('snapshot-data').textContent);
 const meta = new Map(data.runs.map((run) => [run.id, run]));
@@ -24,8 +25,9 @@ colours.assign(
 );
 const drawn = new Set(); // the chart elements plotly drew
 const grouped = data.groups; // null when the runs were not grouped
-const groupColours = new GroupColours(new Colours()); // as the Scalars view gives them
-if (grouped) groupColours.assign(grouped.groups);
+// as the Scalars view gives them: over every group, away from their runs' colours
+const groupColours = new GroupColours((run) => seriesColours(meta, style, run));
+if (grouped) groupColours.assign(grouped);
 
 /** `text` with plotly's markup characters escaped, so plotly shows it as it is. */
 function escaped(text) {

@@ -1,7 +1,9 @@
 """``ModelCheckpoint``: save the training network (and optimizer) during training.
 
 Files are ``{directory}/{prefix}-{epoch}_{step_in_epoch}.ckpt`` -- safetensors files
-written by :func:`sumlens.train.save_checkpoint` (atomic, mode ``0o400``). If files of
+written by :func:`sumlens.train.save_checkpoint` (atomic, mode ``0o400`` whatever the
+umask: the checkpoint rule, as MindSpore; unlike event files, which follow the umask). The
+directory, when made, gets the mode the umask leaves, as ``os.makedirs``. If files of
 an earlier run with the same prefix are in the directory, the prefix becomes
 ``{prefix}_1``, ``{prefix}_2`` ... (MindSpore's collision rule, decided once at
 construction).
@@ -60,11 +62,11 @@ def _check_prefix_value(prefix: object, argname: str) -> str:
 
 def _make_directory(directory: object, name: str) -> str:
     """``directory`` (``~`` expanded) as a real path, checked by
-    :func:`sumlens._checks.check_directory` and created (mode ``0o700``) if missing."""
+    :func:`sumlens._checks.check_directory` and created (the umask's mode) if missing."""
     if isinstance(directory, str | os.PathLike):
         directory = os.path.expanduser(directory)
     path = check_directory(directory, name, "ModelCheckpoint", max_length=_PATH_MAX)
-    os.makedirs(path, mode=0o700, exist_ok=True)
+    os.makedirs(path, exist_ok=True)
     return path
 
 
@@ -115,8 +117,9 @@ class ModelCheckpoint(Callback):
 
     ``prefix``: file name prefix (str without ``/``), or a callable ``f(cb_params) -> str``
     evaluated at every step (then the file is just ``{prefix}.ckpt``). ``directory``:
-    ``None`` (the working directory at import time), a path (created with mode
-    ``0o700``), or a callable ``f(cb_params) -> path``. ``latest_ckpt_file_name`` is the
+    ``None`` (the working directory at import time), a path (created with the mode the
+    umask leaves), or a callable ``f(cb_params) -> path``. Checkpoints are mode ``0o400``
+    whatever the umask (the checkpoint rule, as MindSpore). ``latest_ckpt_file_name`` is the
     last file written (``""`` before any).
 
     The content is ``cb_params.train_network``'s state (``network`` when there is no

@@ -1,5 +1,6 @@
 // dashboard.js: the training dashboard of one run (the `run` view, showing the first
-// selected run): a card per kind of data the run holds, as MindInsight's dashboard has.
+// selected run; none selected, the most recently updated run holding data, said so: see
+// widgets/shownruns.js): a card per kind of data the run holds, as MindInsight's has.
 //
 // Scalars, histograms, tensors, images and texts get a small live preview of their first tag
 // (two scalar tags, the losses and the collector's first: see previewTags; the newest
@@ -30,6 +31,7 @@ import { AnnotationEditor, NO_ANNOTATION } from '../runs/annotations.js';
 import { CARDS } from '../views.js';
 import { PALETTE } from '../widgets/colours.js';
 import { renderedText } from '../widgets/markdown.js';
+import { ShownNote, holdsData, shownRuns } from '../widgets/shownruns.js';
 import { defaultSlice, shapeText, tensorTable } from '../widgets/tensortable.js';
 
 // the lineage card's plugins, as its text names them
@@ -49,6 +51,7 @@ const PREVIEW_POINTS = 300;
 const TABLE_CELLS = { maxRows: 6, maxCols: 6 };
 const TABLE_DIGITS = 2; // decimals in the tensor preview (at most)
 const NO_VIEW = 'sumlens has no view of this kind of data.';
+const TEXT_PREVIEW = 10_000; // characters of a text the preview asks for (its first part)
 
 const sorted = (tags) => [...(tags ?? [])].sort(collator.compare);
 const LOSS = /(^|[/_.\-])loss($|[/_.\-])/i; // "loss", "loss/auto", "train/loss", "val_loss"
@@ -149,6 +152,8 @@ export class DashboardView {
     this.store = store;
     this.meta = new Map();
     this.loaded = false;
+    this.shown = shownRuns([], this.meta, holdsData, 1); // the run shown (#pickShown)
+    this.note = new ShownNote(store, 'data');
     this.cards = new Map(); // kind -> DashCard
     this.shownKey = null; // what the cards show: run id and its data, as JSON
     this.controller = null;
@@ -185,6 +190,7 @@ export class DashboardView {
         el('span', { class: 'grow' }),
         this.picker,
       ),
+      this.note.element,
       this.annotation,
       el('div', { class: 'view-cards' }, this.message, this.grid),
     );
@@ -204,9 +210,22 @@ export class DashboardView {
     return this.store.state.view === 'run';
   }
 
+  /**
+   * The run shown: the first selected; none selected, the most recently updated run that
+   * holds data, kept while it does (two live runs do not take turns).
+   */
+  #pickShown() {
+    const before = this.shown.implicit ? this.shown.runs : [];
+    const selected = this.store.state.runs.slice(0, 1);
+    this.shown = shownRuns(selected, this.meta, holdsData, 1, before);
+    this.note.sync();
+    this.note.update(this.shown);
+    return this.shown.runs[0];
+  }
+
   #update(force) {
     const { runs } = this.store.state;
-    const id = runs[0];
+    const id = this.#pickShown();
     const run = id === undefined ? undefined : this.meta.get(id);
     this.#renderHead(id, run, runs);
     if (!this.#active) return;
@@ -255,16 +274,16 @@ export class DashboardView {
           text: tag,
         }),
       ),
-      note ? el('span', { class: 'dash-note muted', text: note, title: note }) : null,
+      ...(note ? [el('span', { class: 'dash-note muted', text: note, title: note })] : []),
       edit,
-    );
+    ); // (replaceChildren writes a null as the text "null")
   }
 
   #render(id, run) {
     const controller = newController(this);
     let text = '';
-    if (id === undefined) text = 'No run picked. Open a run’s dashboard from the Runs page.';
-    else if (!this.loaded) text = 'Loading…';
+    if (!this.loaded) text = 'Loading…';
+    else if (id === undefined) text = 'No run holds data yet.';
     else if (!run) text = `There is no run ${id} (any more).`;
     const kinds = run ? kindsOf(run) : [];
     if (run && !kinds.length) text = 'This run holds no data yet.';
@@ -431,17 +450,22 @@ export class DashboardView {
     return panels.length > 0;
   }
 
-  /** The newest text of `tag` per rank, rendered (widgets/markdown.js). */
+  /**
+   * The newest text of `tag` per rank, rendered (widgets/markdown.js): the first part of a
+   * long one, said in the note (the Text view shows the rest).
+   */
   async #text(card, run, tag, signal) {
     const { series } = await fetchSamples(run.id, 'text', tag, signal);
     if (signal.aborted) return false;
     const { shown, note, labelled } = capRanks(series.filter((s) => s.step.length));
+    let cut = false;
     const panels = await Promise.all(
       shown.map(async (s) => {
         const step = s.step[s.step.length - 1];
-        const ask = [['run', run.id], ['tag', tag], ['step', step]];
+        const ask = [['run', run.id], ['tag', tag], ['step', step], ['limit', TEXT_PREVIEW]];
         if (s.rank !== null) ask.push(['rank', s.rank]);
         const body = await getJSON('text', ask, signal);
+        cut ||= body.next !== null;
         return panel(
           labelled ? `rank ${s.rank}` : null,
           el('div', { class: 'dash-text' }, renderedText(body)),
@@ -451,7 +475,8 @@ export class DashboardView {
     );
     if (signal.aborted) return false;
     card.fill([...panels, el('div', { class: 'dash-caption', text: tag })]);
-    card.note.textContent = note;
+    const start = cut ? 'The start of a long text: the Text view shows the rest.' : '';
+    card.note.textContent = [start, note].filter(Boolean).join(' ');
     return panels.length > 0;
   }
 

@@ -10,18 +10,22 @@
 // shows everything. The URL keeps the picked graph, the open scopes and the selection
 // (store.state.graph: tag, plugin, rank, step, open, sel), so a reload shows the same view;
 // they name the run they were picked in (`run`), and another run shown starts afresh.
+// The run shown is the first selected; with none selected, the most recently updated run
+// holding a graph (widgets/shownruns.js), said in a line above the drawing.
 // A TensorBoard GraphDef arrives converted to the same form (sumlens/io/tb_graph.py); when
 // its run holds RunMetadata (`run_metadata` tags), the panel adds what the first of them
 // says of the selected node (compute time, memory), from /api/v1/graph/stats.
 
 import { getJSON, newController } from '../core/api.js';
 import { el, formatCount, plural } from '../core/dom.js';
+import { ShownNote, holding, shownRuns } from '../widgets/shownruns.js';
 import { GraphCanvas } from './graph_draw.js';
 import { cancelLayout, layOut } from './graph_layout.js';
 import { GraphModel } from './graph_model.js';
 import { GraphPanel } from './graph_panel.js';
 
 const PLUGINS = ['graph', 'dataset_graph'];
+const HOLDS_GRAPH = holding(PLUGINS);
 const PLUGIN_LABELS = { graph: 'Network', dataset_graph: 'Dataset' };
 const MAX_OPEN = 2000;
 const MAX_RESULTS = 50;
@@ -50,6 +54,7 @@ export class GraphView {
     this.root = root;
     this.store = store;
     this.meta = new Map();
+    this.shown = shownRuns([], this.meta, HOLDS_GRAPH, 1); // the run shown (#pickShown)
     this.controller = null;
     this.model = null;
     this.data = null;
@@ -75,7 +80,7 @@ export class GraphView {
     this.graphPick = el('select', { class: 'graph-pick', 'aria-label': 'Graph',
       onchange: () => {
         const [plugin, tag] = JSON.parse(this.graphPick.value);
-        this.store.set({ graph: { run: this.store.state.runs[0], plugin, tag } });
+        this.store.set({ graph: { run: this.runId, plugin, tag } });
       } });
     this.rankPick = el('select', { class: 'graph-rank', 'aria-label': 'Rank', hidden: true,
       onchange: () => this.#setOptions({ rank: Number(this.rankPick.value) }) });
@@ -104,6 +109,7 @@ export class GraphView {
       onBackground: () => this.#setOptions({ sel: undefined }),
     });
     this.panel = new GraphPanel((kind, index) => this.#pick(kind, index));
+    this.note = new ShownNote(this.store, 'graphs');
     this.root.append(
       el(
         'div',
@@ -119,6 +125,7 @@ export class GraphView {
         tool('Reset', 'Close the scopes opened (back to the first drawing)', () =>
           this.#setOptions({ open: undefined })),
       ),
+      this.note.element,
       this.problem,
       this.status,
       el('div', { class: 'graph-body' },
@@ -132,7 +139,7 @@ export class GraphView {
   setRuns(data, forced) {
     this.meta = new Map(data.runs.map((run) => [run.id, run]));
     this.listing += 1;
-    const run = this.meta.get(this.store.state.runs[0]);
+    const run = this.meta.get(this.#pickShown());
     const signature = JSON.stringify(
       run && [run.updated, run.tags.graph, run.tags.dataset_graph, run.ranks],
     );
@@ -145,19 +152,34 @@ export class GraphView {
 
   /** The URL's graph settings, when they were picked in the run shown (else none). */
   get options() {
-    const { graph, runs } = this.store.state;
-    const options = readOptions(graph);
-    return options.run === undefined || options.run === runs[0] ? options : {};
+    const options = readOptions(this.store.state.graph);
+    return options.run === undefined || options.run === this.runId ? options : {};
+  }
+
+  /** The id of the run shown (undefined: none holds a graph). */
+  get runId() {
+    return this.shown.runs[0];
+  }
+
+  /**
+   * Decide the run shown: the first selected; none selected, the most recently updated
+   * run holding a graph, kept while it holds one (two live runs do not take turns).
+   */
+  #pickShown() {
+    const before = this.shown.implicit ? this.shown.runs : [];
+    const selected = this.store.state.runs.slice(0, 1);
+    this.shown = shownRuns(selected, this.meta, HOLDS_GRAPH, 1, before);
+    return this.runId;
   }
 
   #setOptions(patch) {
-    const next = { ...this.options, ...patch, run: this.store.state.runs[0] };
+    const next = { ...this.options, ...patch, run: this.runId };
     for (const key of Object.keys(next)) if (next[key] === undefined) delete next[key];
     this.store.set({ graph: next });
   }
 
   #graphRuns() {
-    return [...this.meta.values()].filter((run) => PLUGINS.some((p) => run.tags[p]?.length));
+    return [...this.meta.values()].filter(HOLDS_GRAPH);
   }
 
   /**
@@ -165,14 +187,14 @@ export class GraphView {
    * picker follows the URL's run however it changed (a dashboard's link, the Runs page).
    */
   #fillRuns() {
-    const chosen = this.store.state.runs[0];
+    const chosen = this.runId;
     const key = `${this.listing}\u0000${chosen}`;
     if (key === this.pickerKey) return;
     this.pickerKey = key;
     const runs = this.#graphRuns();
     const entries = runs.map((run) => option(run.id, run.id, run.id === chosen));
     if (!runs.some((run) => run.id === chosen)) {
-      entries.unshift(option('', chosen ? `${chosen} (no graph)` : 'Pick a run', true));
+      entries.unshift(option('', chosen ? `${chosen} (no graph)` : 'No run with a graph', true));
     }
     this.runPick.replaceChildren(...entries);
   }
@@ -197,15 +219,17 @@ export class GraphView {
   #sync() {
     const state = this.store.state;
     if (state.view !== 'graph') return;
+    const runId = this.#pickShown();
+    this.note.sync();
+    this.note.update(this.shown);
     this.#fillRuns();
-    const runId = state.runs[0];
     const run = this.meta.get(runId);
     const graphs = this.#graphs(run);
     const options = this.options;
     if (!runId || !run || !graphs.length) {
       this.controller?.abort();
       this.#clear();
-      if (!runId) this.#say('Pick a run that holds a graph.');
+      if (!runId) this.#say(this.listing ? 'No run holds a graph yet.' : 'Loading…');
       else if (!run) this.#say(`Run ${runId} is not (or not yet) listed.`);
       else this.#say(`Run ${runId} holds no graph.`);
       return;

@@ -1,7 +1,8 @@
 // landscape.js: the Loss landscape view (#/landscape?run=<id>): the landscapes MindSpore's
 // SummaryLandscape (or sumlens') recorded for a run, as a 3-D surface and a 2-D contour
 // with the training path and the convergence point; with two selected runs, both side by
-// side, the same landscape of each, their surfaces turned together.
+// side, the same landscape of each, their surfaces turned together. With none selected,
+// the most recently updated run holding a landscape (widgets/shownruns.js), said so.
 //
 // The toolbar picks the landscape: a *train* one (one per interval of epochs or steps,
 // with the path training took) or the *result* one (around the final weights); what is
@@ -111,7 +112,12 @@ export class LandscapeView {
       title: 'Look at the surfaces from the default angle',
       onclick: () => this.#resetCamera(),
     });
-    this.sidebar = new RunsSidebar(this.store, { listClass: 'run-legend plugin-legend' });
+    this.sidebar = new RunsSidebar(this.store, {
+      plugin: 'landscape',
+      noun: 'loss landscapes',
+      count: 1, // nothing selected: the most recent run with one
+      listClass: 'run-legend plugin-legend',
+    });
     this.message = el('p', { class: 'empty-note land-message', hidden: true });
     this.grid = el('div', { class: 'land-panels' });
     root.append(
@@ -170,8 +176,8 @@ export class LandscapeView {
    * or `redraw` (the view or the selection changed).
    */
   async #refresh(forced, redraw) {
-    const runs = this.store.state.runs;
-    const drawn = runs.slice(0, MAX_RUNS);
+    const shown = this.sidebar.shown(this.meta);
+    const drawn = shown.runs.slice(0, MAX_RUNS);
     for (const [id, panel] of this.panels) {
       if (!drawn.includes(id)) {
         panel.destroy();
@@ -185,8 +191,9 @@ export class LandscapeView {
     }
     this.grid.replaceChildren(...drawn.map((id) => this.panels.get(id).element));
     this.grid.dataset.runs = String(drawn.length);
-    this.#renderRunLegend(runs);
-    this.#sayWhy(runs, drawn);
+    this.sidebar.update(shown);
+    this.#renderRunLegend(shown);
+    this.#sayWhy(shown, drawn);
     const loads = drawn.map((id) => {
       const run = this.meta.get(id);
       if (!run) return false; // not listed (yet): asked for once /runs has it
@@ -198,9 +205,9 @@ export class LandscapeView {
     if (redraw || changed.some(Boolean)) this.#showPanels();
   }
 
-  #sayWhy(runs, drawn) {
+  #sayWhy({ runs }, drawn) {
     const lines = [];
-    if (!runs.length) lines.push('Select a run with a loss landscape on the Runs page.');
+    if (!runs.length) lines.push('No run holds a loss landscape yet.');
     const unknown = drawn.filter((id) => !this.meta.has(id));
     if (unknown.length) lines.push(`Not found (yet): ${unknown.join(', ')}.`);
     if (runs.length > MAX_RUNS) {
@@ -212,10 +219,9 @@ export class LandscapeView {
     this.message.hidden = !lines.length;
   }
 
-  #renderRunLegend(runs) {
-    const shown = this.sidebar.shown(this.meta);
+  #renderRunLegend(shown) {
     this.sidebar.list.replaceChildren(
-      ...runs.map((id, i) =>
+      ...shown.runs.map((id, i) =>
         el(
           'li',
           { class: i < MAX_RUNS ? 'land-legend-run' : 'land-legend-run muted' },

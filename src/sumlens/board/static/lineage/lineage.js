@@ -24,6 +24,7 @@ import {
   formatSettings,
   kindName,
   parseSettings,
+  scatterDefaults,
   shownColumns,
   sortedOrder,
 } from './lineage_model.js';
@@ -149,7 +150,7 @@ export class LineageView {
     });
     this.parcoords = new ParallelCoords((id, filter, done) => this.#brushed(id, filter, done));
     this.scatter = new LineageScatter({
-      axes: (x, y, logx) => this.#update({ x, y, logx }),
+      axes: (picked) => this.#update(picked),
       select: (run) => this.#select([run], !this.store.state.runs.includes(run)),
     });
     this.message = el('p', { class: 'empty-note', hidden: true });
@@ -277,7 +278,7 @@ export class LineageView {
     this.columns = shownColumns(table, this.settings);
     this.grid.setSelected(new Set(this.store.state.runs));
     const numbers = table.columns.filter((c) => c.type === 'number' && Number.isFinite(c.min));
-    this.scatter.setColumns(numbers, this.settings.x, this.settings.y, this.settings.logx);
+    this.#setScatterColumns(numbers);
     this.colourSelect.replaceChildren(
       el('option', { value: '', text: 'none' }),
       ...numbers.map((c) => el('option', { value: c.id, text: c.label })),
@@ -335,13 +336,24 @@ export class LineageView {
 
   #applyScatter() {
     if (!this.table || this.modelPane.hidden) return;
-    this.scatter.setColumns(
+    this.#setScatterColumns(
       this.table.columns.filter((c) => c.type === 'number' && Number.isFinite(c.min)),
-      this.settings.x,
-      this.settings.y,
-      this.settings.logx,
     );
     this.scatter.draw(this.table, this.shown, new Set(this.store.state.runs));
+  }
+
+  /** The scatter's axes: those picked (by id, or a field folded into a column), else the
+   * defaults (the first metric against the hyper-parameter that varies most). */
+  #setScatterColumns(numbers) {
+    const usable = new Set(numbers);
+    const picked = (id) => {
+      const column = id ? this.table.byId.get(id) : null;
+      return usable.has(column) ? column.id : null;
+    };
+    const defaults = scatterDefaults(numbers);
+    const x = picked(this.settings.x) ?? defaults.x;
+    const y = picked(this.settings.y) ?? defaults.y;
+    this.scatter.setColumns(numbers, x, y, this.settings.logx);
   }
 
   #selectionChanged() {

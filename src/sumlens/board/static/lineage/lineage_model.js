@@ -4,11 +4,17 @@
 // /api/v1/lineage answers column by column; a number column becomes a Float64Array (NaN
 // where a run has no value) and a text column keeps its strings plus each row's rank among
 // the column's distinct values, so sorting and filtering 10,000 runs compares numbers and
-// touches no DOM. The view's settings (state.lineage, one URL parameter) are checked here:
-// anything malformed is dropped, never trusted.
+// touches no DOM; text sorts in natural order (core/natural.js: lr0.001 < lr0.01 < lr0.1).
+// A column the server folded from several fields of one quantity (board/api/lineage_fold.py:
+// `lr` from TensorBoard's hparams, custom lineage and MindSpore's train lineage) keeps its
+// fields and which of them held each run's value, for the page to say; the fields' ids
+// find the column too (a link made before the fold still shows it). The view's settings
+// (state.lineage, one URL parameter) are checked here: anything malformed is dropped,
+// never trusted. The scatter's default axes are the first metric against the
+// hyper-parameter that varies most (scatterDefaults).
 
 import { csvLines, numberField, textField } from '../core/csv.js';
-import { collator } from '../core/dom.js';
+import { naturalSort } from '../core/natural.js';
 
 export const RUN_COLUMN = 'run'; // the pseudo-column of the run ids
 const MAX_HIDDEN = 200; // hidden runs kept in the URL
@@ -28,7 +34,7 @@ export function kindName(kind) {
 }
 
 function textColumn(id, label, kind, values) {
-  const distinct = [...new Set(values.filter((v) => v !== null))].sort(collator.compare);
+  const distinct = naturalSort([...new Set(values.filter((v) => v !== null))]);
   const rankOf = new Map(distinct.map((value, i) => [value, i]));
   const rank = new Int32Array(values.length);
   values.forEach((value, i) => {
@@ -50,14 +56,26 @@ function numberColumn(id, label, kind, raw) {
   return { id, label, kind, type: 'number', values, min, max };
 }
 
-/** The table of a /lineage answer: `runs`, `columns` (the run column first) and `byId`. */
+/** The fields a column was folded from ([{id, label, from}]) and each row's mask of
+ * those holding its value, when the answer has them well formed (else none). */
+function foldedFrom(column, n) {
+  const { sources, held } = column;
+  if (!Array.isArray(sources) || !Array.isArray(held) || held.length !== n) return {};
+  const fields = sources
+    .filter((s) => s && typeof s === 'object')
+    .map((s) => ({ id: String(s.id), label: String(s.label), from: String(s.from) }));
+  return fields.length > 1 ? { sources: fields, held: Int32Array.from(held, Number) } : {};
+}
+
+/** The table of a /lineage answer: `runs`, `columns` (the run column first) and `byId`
+ * (each column by its id and by the ids of the fields folded into it). */
 export function buildTable(body) {
   const n = body.runs.length;
   const columns = [textColumn(RUN_COLUMN, 'run', 'run', body.runs.map(String))];
   for (const column of body.columns) {
     if (!Array.isArray(column.values) || column.values.length !== n) continue;
     const { id, label, kind } = column;
-    columns.push(
+    const built =
       column.type === 'number'
         ? numberColumn(String(id), String(label), kind, column.values)
         : textColumn(
@@ -65,8 +83,14 @@ export function buildTable(body) {
             String(label),
             kind,
             column.values.map((v) => (v === null ? null : String(v))),
-          ),
-    );
+          );
+    columns.push(Object.assign(built, foldedFrom(column, n)));
+  }
+  const byId = new Map(columns.map((column) => [column.id, column]));
+  for (const column of columns) {
+    for (const source of column.sources ?? []) {
+      if (!byId.has(source.id)) byId.set(source.id, column);
+    }
   }
   return {
     key: body.key,
@@ -74,9 +98,20 @@ export function buildTable(body) {
     graph: body.graph ?? [],
     problems: new Map((body.problems ?? []).map(([run, text]) => [run, text])),
     columns,
-    byId: new Map(columns.map((column) => [column.id, column])),
+    byId,
     rowOf: new Map(body.runs.map((run, i) => [String(run), i])),
   };
+}
+
+/** Where a folded column's value of `row` came from ('' for a column of one field):
+ * "lr (TensorBoard hparams), learning rate (train lineage)". */
+export function sourceText(column, row) {
+  if (!column.sources) return '';
+  const mask = column.held[row];
+  return column.sources
+    .filter((_, i) => mask & (1 << i))
+    .map((source) => `${source.label} (${source.from})`)
+    .join(', ');
 }
 
 /** The text a cell shows ('' for none). */
@@ -117,7 +152,8 @@ function strings(value, limit) {
  * The view's settings from state.lineage: `tab` ('model' or 'data'), `cols` (column ids
  * in order; null: the default), `sort` ([id, 1 or -1] or null), `filters` (id -> a range
  * {lo, hi}, a set of values {in} or a substring {text}), `hide` (run ids), `x`, `y`, `c`
- * (the scatter's axes and the lines' colour column, ids or null), `logx`.
+ * (the scatter's axes and the lines' colour column, ids or null), `logx` (true, false, or
+ * null: log when the x column spans decades, see logScale).
  */
 export function parseSettings(raw) {
   const s = raw && typeof raw === 'object' && !Array.isArray(raw) ? raw : {};
@@ -146,7 +182,7 @@ export function parseSettings(raw) {
     x: pick(s.x),
     y: pick(s.y),
     c: pick(s.c),
-    logx: s.logx === 1,
+    logx: s.logx === 1 ? true : s.logx === 0 ? false : null,
   };
 }
 
@@ -165,8 +201,66 @@ export function formatSettings(settings) {
   if (Object.keys(f).length) out.f = f;
   if (settings.hide.length) out.hide = settings.hide.slice(0, MAX_HIDDEN);
   for (const key of ['x', 'y', 'c']) if (settings[key]) out[key] = settings[key];
-  if (settings.logx) out.logx = 1;
+  if (settings.logx !== null && settings.logx !== undefined) out.logx = settings.logx ? 1 : 0;
   return out;
+}
+
+// ---------------------------------------------------------------- the scatter's defaults
+
+const LOG_DECADES = 2; // a positive x spanning this many decades is drawn on a log axis
+
+/** How much `column` (a number column) varies: its distinct values, then its spread (in
+ * decades when every value is positive, else relative to its largest magnitude). */
+function variation(column) {
+  const seen = new Set();
+  for (const v of column.values) if (!Number.isNaN(v)) seen.add(v);
+  const { min, max } = column;
+  let spread = 0;
+  if (min > 0) spread = Math.log10(max / min);
+  else if (max > min) spread = (max - min) / Math.max(Math.abs(min), Math.abs(max));
+  return [seen.size, spread];
+}
+
+/** Of `columns`, the one that varies most (most distinct values, then the widest spread;
+ * the first on a tie), or null when none holds two values. */
+function mostVaried(columns) {
+  let found = null;
+  let best = [1, 0];
+  for (const column of columns) {
+    const [distinct, spread] = variation(column);
+    if (distinct > best[0] || (distinct === best[0] && spread > best[1])) {
+      found = column;
+      best = [distinct, spread];
+    }
+  }
+  return found;
+}
+
+const SEED = /seed/i; // a random seed varies in every sweep, but is not what it sweeps
+
+/**
+ * The scatter's axes when none is picked, of `numbers` (number columns with a value): y
+ * the first metric (a result other than the training loss first), x the hyper-parameter
+ * that varies most (a seed only when nothing else varies), else the first
+ * hyper-parameter or other column. Ids, or null.
+ */
+export function scatterDefaults(numbers) {
+  const metrics = numbers.filter((c) => c.kind === 'metric');
+  const y = metrics.find((c) => c.id !== 'loss') ?? metrics[0] ?? numbers[0] ?? null;
+  const hyper = numbers.filter((c) => c.kind === 'hyper');
+  const x =
+    mostVaried(hyper.filter((c) => !SEED.test(c.label))) ??
+    mostVaried(hyper) ??
+    hyper[0] ??
+    numbers.find((c) => c !== y) ??
+    y;
+  return { x: x?.id ?? null, y: y?.id ?? null };
+}
+
+/** Whether an x axis of `column` is best drawn on a log scale: positive values spanning
+ * at least LOG_DECADES decades (a learning rate sweep). */
+export function logScale(column) {
+  return Boolean(column) && column.min > 0 && Math.log10(column.max / column.min) >= LOG_DECADES;
 }
 
 // ---------------------------------------------------------------- filter and sort
@@ -174,7 +268,7 @@ export function formatSettings(settings) {
 /** The columns shown, in order: the settings' (known ids only) or every column. */
 export function shownColumns(table, settings) {
   if (!settings.cols) return table.columns;
-  const picked = settings.cols.map((id) => table.byId.get(id)).filter(Boolean);
+  const picked = [...new Set(settings.cols.map((id) => table.byId.get(id)).filter(Boolean))];
   const run = table.byId.get(RUN_COLUMN);
   return picked.includes(run) ? picked : [run, ...picked];
 }

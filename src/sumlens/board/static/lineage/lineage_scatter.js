@@ -1,12 +1,14 @@
 // lineage_scatter.js: one metric against one hyper-parameter, a point per run shown in the
 // lineage table (the same filters), drawn with plotly. The axes are any two number
-// columns picked in the chart's own selects; a click on a point selects its run.
+// columns picked in the chart's own selects (by default the first metric against the
+// hyper-parameter that varies most, on a log axis when it spans decades:
+// lineage_model.js scatterDefaults, logScale); a click on a point selects its run.
 // Thousands of points use plotly's WebGL scatter, fewer its SVG one. Run names reach
 // plotly through plotlyText only.
 
 import { el, plotlyText } from '../core/dom.js';
 import { PLOT_CONFIG, axisTitle, chartLayout, gridColour, loadPlotly } from '../plots/plotly.js';
-import { kindName } from './lineage_model.js';
+import { kindName, logScale } from './lineage_model.js';
 
 const GL_ABOVE = 2000; // points beyond which the WebGL trace draws
 const FONT = 'system-ui, -apple-system, "Segoe UI", Roboto, sans-serif';
@@ -16,12 +18,17 @@ function columnSelect(label, onchange) {
 }
 
 export class LineageScatter {
-  /** `on`: axes(x id, y id, log x), select(run). */
+  /** `on`: axes({x, y} or {logx}: what the user picked), select(run). */
   constructor(on) {
     this.on = on;
-    this.xSelect = columnSelect('Scatter x axis', () => this.#picked());
-    this.ySelect = columnSelect('Scatter y axis', () => this.#picked());
-    this.logBox = el('input', { type: 'checkbox', onchange: () => this.#picked() });
+    const axes = () => this.on.axes({ x: this.xSelect.value, y: this.ySelect.value });
+    this.xSelect = columnSelect('Scatter x axis', axes);
+    this.ySelect = columnSelect('Scatter y axis', axes);
+    this.logBox = el('input', {
+      type: 'checkbox',
+      'aria-label': 'Log x axis',
+      onchange: () => this.on.axes({ logx: this.logBox.checked }),
+    });
     this.plot = el('div', { class: 'lin-scatter-plot' });
     this.note = el('p', { class: 'empty-note', text: 'No number columns to plot.', hidden: true });
     this.element = el(
@@ -40,24 +47,22 @@ export class LineageScatter {
     this.plot.dataset.draws = '0';
   }
 
-  #picked() {
-    this.on.axes(this.xSelect.value, this.ySelect.value, this.logBox.checked);
-  }
-
-  /** Offer `numbers` (number columns) as axes; `x`, `y`: the ids picked (or null). */
+  /**
+   * Offer `numbers` (number columns) as axes; `x`, `y`: the columns shown (ids, or null for
+   * none); `logx`: the log box (null: log when the x column spans decades).
+   */
   setColumns(numbers, x, y, logx) {
-    const fill = (select, chosen, prefer) => {
+    const fill = (select, chosen) => {
       const options = numbers.map((column) =>
         el('option', { value: column.id, text: `${column.label} (${kindName(column.kind)})` }),
       );
       select.replaceChildren(...options);
-      const fallback = numbers.find(prefer) ?? numbers[0];
-      select.value = numbers.some((c) => c.id === chosen) ? chosen : (fallback?.id ?? '');
+      select.value = chosen ?? '';
     };
-    fill(this.xSelect, x, (c) => c.kind === 'hyper');
-    fill(this.ySelect, y, (c) => c.kind === 'metric' && c.id !== 'loss');
-    this.logBox.checked = logx;
+    fill(this.xSelect, x);
+    fill(this.ySelect, y);
     this.numbers = new Map(numbers.map((column) => [column.id, column]));
+    this.logBox.checked = logx ?? logScale(this.numbers.get(x));
   }
 
   /** Plot `rows` (Int32Array) of `table` on the picked axes; `selected`: run ids. */

@@ -7,15 +7,21 @@
 // minimum); when they cannot fit, the table scrolls sideways (sidescroll.js shows that it
 // does) with the check box and the run's name kept in view. Each column header sorts on
 // click and holds the column's filter: min and max for numbers, "contains" for text.
-// Every value is text (textContent), whatever a run or a field is named.
+// Every value is text (textContent), whatever a run or a field is named. The run column is
+// at least as wide as the longest run name (up to RUN_MAX_WIDTH, past which a name shows
+// its end, where runs of one directory differ), so names stay readable when the table
+// scrolls sideways. A column folded from several fields (lineage_model.js) says on hover
+// which fields it holds, and in each cell which of them held the value.
 
 import { el, fitPool, perFrame, rowWindow } from '../core/dom.js';
-import { RUN_COLUMN, cellText, kindName } from './lineage_model.js';
+import { RUN_COLUMN, cellText, kindName, sourceText } from './lineage_model.js';
 import { SideScroll } from './sidescroll.js';
 
 const ROW_HEIGHT = 30; // px; must match .lin-row in lineage.css
 const OVERSCAN = 8;
 const RUN_WIDTH = 180; // px of the run column at least (it takes twice a column's share)
+const RUN_MAX_WIDTH = 420; // ... at most, however long the names
+const RUN_EXTRA = 16 + 4 + 22 + 64; // its padding, gap, hide button and a "damaged" badge
 const NUMBER_WIDTH = 84; // ... of a number column: its value, and min and max boxes
 const TEXT_WIDTH = 104; // ... of a text column
 const CHECK_WIDTH = 34;
@@ -46,8 +52,10 @@ export class LineageGrid {
     );
     this.scroller.style.setProperty('--lin-check-width', `${CHECK_WIDTH}px`);
     // while it scrolls sideways, the columns are at their least: the pinned ones take this
-    const pinned = CHECK_WIDTH + RUN_WIDTH;
-    this.element = new SideScroll(this.scroller, this.head, 'lin-table-box', pinned).element;
+    this.side = new SideScroll(this.scroller, this.head, 'lin-table-box', CHECK_WIDTH + RUN_WIDTH);
+    this.element = this.side.element;
+    this.runWidth = RUN_WIDTH;
+    this.measured = null; // the table whose run names runWidth fits
     this.scroller.addEventListener('scroll', perFrame(() => this.#render()), { passive: true });
     this.body.addEventListener('change', (event) => {
       const row = event.target.closest('.lin-row');
@@ -66,8 +74,13 @@ export class LineageGrid {
   setColumns(table, columns, settings) {
     this.table = table;
     this.columns = columns;
+    if (this.measured !== table) {
+      this.measured = table;
+      this.runWidth = this.#runWidth(table.runs);
+      this.side.setInset(CHECK_WIDTH + this.runWidth);
+    }
     const track = (column) => {
-      if (column.id === RUN_COLUMN) return [RUN_WIDTH, 2];
+      if (column.id === RUN_COLUMN) return [this.runWidth, 2];
       return [column.type === 'number' ? NUMBER_WIDTH : TEXT_WIDTH, 1];
     };
     const tracks = columns.map(track);
@@ -94,14 +107,33 @@ export class LineageGrid {
     this.setRows(this.rows);
   }
 
+  /** The least width of the run column: its longest name, within RUN_WIDTH..RUN_MAX_WIDTH. */
+  #runWidth(runs) {
+    const name = el('span', { class: 'lin-run' });
+    const probe = el('div', { class: 'lin-row', style: 'visibility: hidden' }, name);
+    this.body.append(probe);
+    const style = getComputedStyle(name);
+    const context = document.createElement('canvas').getContext('2d');
+    context.font = `${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
+    probe.remove();
+    let widest = 0;
+    for (const run of runs) widest = Math.max(widest, context.measureText(run).width);
+    return Math.round(Math.min(RUN_MAX_WIDTH, Math.max(RUN_WIDTH, widest + RUN_EXTRA)));
+  }
+
   #headerCell(column, settings) {
     const filter = settings.filters[column.id];
+    const folded = column.sources
+      ? `; one column for ${column.sources.map((s) => `${s.label} (${s.from})`).join(', ')}`
+      : '';
     const sort = el(
       'button',
       {
         type: 'button',
         class: `lin-sort kind-${column.kind}`,
-        title: `${column.label} (${kindName(column.kind)}, ${column.type}): click to sort`,
+        title:
+          `${column.label} (${kindName(column.kind)}, ${column.type}${folded}): ` +
+          'click to sort',
         dataset: { col: column.id },
         onclick: () => this.on.sort(column.id),
       },
@@ -245,9 +277,9 @@ export class LineageGrid {
       const cell = element.cells[i];
       if (column.id === RUN_COLUMN) {
         const problem = this.table.problems.get(run);
-        const parts = [
-          el('span', { class: 'lin-run', text: run, title: problem ? `${run}: ${problem}` : run }),
-        ];
+        const title = problem ? `${run}: ${problem}` : run;
+        // bdi: a name cut for its length shows its end (lineage.css)
+        const parts = [el('span', { class: 'lin-run', title }, el('bdi', { text: run }))];
         if (problem) {
           parts.push(el('span', { class: 'badge warn', text: 'damaged', title: problem }));
         }
@@ -264,8 +296,9 @@ export class LineageGrid {
         return;
       }
       const text = cellText(column, row);
+      const from = text && sourceText(column, row);
       cell.textContent = text;
-      cell.title = text;
+      cell.title = from ? `${text} from ${from}` : text;
     });
   }
 }

@@ -43,6 +43,11 @@ export class SideScroll {
     watch.observe(content);
   }
 
+  /** Keep `inset` px on the left in view (the pinned columns' width changed). */
+  setInset(inset) {
+    this.left.style.left = `${inset}px`;
+  }
+
   /** Show the cues of the sides with more to see (call it after the content changed). */
   #update() {
     const { scrollLeft, scrollWidth, clientWidth } = this.scroller;

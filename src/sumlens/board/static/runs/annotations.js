@@ -1,11 +1,11 @@
 // annotations.js: a run's tags, note and colour as the server keeps them in the workspace
-// (board/api/annotations.py): setting one, importing a shared file, the export's link, and
-// the dialog that edits a run's tags and note.
+// (board/api/annotations.py): setting one, importing a shared file, exporting them all (read
+// a page at a time), and the dialog that edits a run's tags and note.
 //
 // The server checks every field and answers a bad one with a one-line detail naming it;
 // the dialog shows that detail as typed and keeps what the user wrote, so nothing is lost.
 
-import { ApiError, apiUrl } from '../core/api.js';
+import { ApiError, apiUrl, getJSON } from '../core/api.js';
 import { el } from '../core/dom.js';
 
 export const NO_ANNOTATION = Object.freeze({ tags: [], note: '', colour: null });
@@ -32,9 +32,33 @@ export function importAnnotations(body) {
   return sendJSON('POST', 'annotations', [], body);
 }
 
-/** The link that downloads every run's annotation as JSON (GET /api/v1/annotations). */
-export function exportUrl() {
-  return apiUrl('annotations').href;
+/**
+ * Every run's annotation as the one file "Import tags" reads: GET /api/v1/annotations answers
+ * a page at a time, so the pages are read in turn and their runs joined.
+ */
+export async function exportAnnotations() {
+  let page = await getJSON('annotations', []);
+  const annotations = Object.create(null); // a run id such as "__proto__" stays a key
+  const whole = { base_dir: page.base_dir, annotations, group_colours: page.group_colours };
+  for (;;) {
+    for (const [run, annotation] of Object.entries(page.annotations)) {
+      annotations[run] = annotation;
+    }
+    if (page.next === null) return whole;
+    page = await getJSON('annotations', [['after', page.next]]);
+  }
+}
+
+/** Save every run's annotation as annotations.json (exportAnnotations' file). */
+export async function downloadAnnotations() {
+  const whole = await exportAnnotations();
+  const blob = new Blob([JSON.stringify(whole, null, 2)], { type: 'application/json' });
+  const url = URL.createObjectURL(blob);
+  const link = el('a', { href: url, download: 'annotations.json', hidden: true });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60000); // once the download has its bytes
 }
 
 /** The tags typed in one line, comma-separated ("a, b," gives ["a", "b"]). */

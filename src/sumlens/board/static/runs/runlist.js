@@ -5,12 +5,17 @@
 // URL's `runtag`, so a reload or a shared link keeps it), and the whole set downloads as
 // JSON and imports from such a file (a team's shared tags).
 //
+// At laptop width (1440 px) a run's whole name shows: its column takes the room the
+// times gave up (the time of day today, the day this year, else the date; the full time on
+// hover), and a name too long for it still shows its end (where runs of one directory
+// differ), cut at the start; the whole name is its title. Sorting by name is natural
+// (core/natural.js): lr0.0001 < lr0.001 < lr0.01 < lr0.1, seed2 < seed10.
+//
 // The table is virtualised: rows have a fixed height, a spacer gives the scroll height of
 // all of them, and only the rows in sight (plus a few either side) exist as elements. They
 // are reused as the list scrolls, so 10,000 runs paint and scroll as fast as ten.
 
 import {
-  collator,
   compileRegex,
   el,
   fitPool,
@@ -21,18 +26,24 @@ import {
   rowWindow,
 } from '../core/dom.js';
 import { ApiError, fetchRuns } from '../core/api.js';
+import { naturalComparer } from '../core/natural.js';
 import { CARDS } from '../views.js';
-import { AnnotationEditor, exportUrl, importAnnotations, NO_ANNOTATION } from './annotations.js';
+import {
+  AnnotationEditor,
+  downloadAnnotations,
+  importAnnotations,
+  NO_ANNOTATION,
+} from './annotations.js';
 
 const ROW_HEIGHT = 36; // px; must match .run-row in runs.css
 const OVERSCAN = 6; // rows rendered beyond each edge of the viewport
 const SELECT_ALL_LIMIT = 100; // the header checkbox selects at most this many runs (URL size)
 
-const SORT_KEYS = {
-  name: (run) => run.id,
+const TIME_KEYS = {
   created: (run) => run.created,
   updated: (run) => run.updated,
 };
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 
 // How the other plugins' data is named in the "Other data" column (the cards of views.js):
 // some by the count of their tags ("3 images"), the others once ("graph"); a plugin no view
@@ -65,6 +76,7 @@ function damageText(damage) {
   if (damage.unreadable_directory) {
     parts.push(`its directory cannot be read now (${damage.unreadable_directory})`);
   }
+  if (damage.unreadable_projector_config) parts.push(damage.unreadable_projector_config);
   return parts.join(', ');
 }
 
@@ -104,26 +116,44 @@ function warnings(run) {
   return out;
 }
 
-/** Every run tag in `runs` with how many runs have it, in the pages' name order. */
+/** Every run tag in `runs` with how many runs have it, in natural order. */
 function tagCounts(runs) {
   const counts = new Map();
   for (const run of runs) {
     for (const tag of run.annotation?.tags ?? []) counts.set(tag, (counts.get(tag) ?? 0) + 1);
   }
-  return [...counts].sort(([a], [b]) => collator.compare(a, b));
+  const byName = naturalComparer();
+  return [...counts].sort(([a], [b]) => byName(a, b));
 }
 
+/** `runs` sorted by name (natural order) or by a time, runs of one time by name. */
 function sortRuns(runs, sort, desc) {
-  const key = SORT_KEYS[sort];
+  const byName = naturalComparer();
   const sign = desc ? -1 : 1;
+  const key = TIME_KEYS[sort];
+  if (!key) return runs.sort((a, b) => sign * byName(a.id, b.id));
   return runs.sort((a, b) => {
     const ka = key(a);
     const kb = key(b);
-    if (ka === kb) return collator.compare(a.id, b.id);
+    if (ka === kb) return byName(a.id, b.id);
     if (ka === null || ka === undefined) return 1; // unknown times sort last either way
     if (kb === null || kb === undefined) return -1;
-    return sign * (typeof ka === 'string' ? collator.compare(ka, kb) : ka - kb);
+    return sign * (ka - kb);
   });
+}
+
+const pad = (n) => String(n).padStart(2, '0');
+
+/** A time as the list shows it: the time of day today, the day this year, else the date. */
+function shortTime(seconds, now) {
+  if (seconds === null || seconds === undefined) return '';
+  const d = new Date(seconds * 1000);
+  const clock = `${pad(d.getHours())}:${pad(d.getMinutes())}`;
+  if (d.toDateString() === now.toDateString()) return `${clock}:${pad(d.getSeconds())}`;
+  if (d.getFullYear() === now.getFullYear()) {
+    return `${MONTHS[d.getMonth()]} ${pad(d.getDate())} ${clock}`;
+  }
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
 }
 
 export class RunList {
@@ -240,12 +270,13 @@ export class RunList {
       hidden: true,
       onchange: () => this.importInput.files[0] && this.#import(this.importInput.files[0]),
     });
-    const exportLink = el('a', {
+    const exportLink = el('button', {
       class: 'button',
-      href: exportUrl(),
-      download: 'annotations.json',
+      type: 'button',
       title: "Download every run's tags and note as JSON, to share",
       text: 'Export tags',
+      onclick: () =>
+        downloadAnnotations().catch((err) => this.#say(`Not exported: ${err.message}`, true)),
     });
     const importButton = el('button', {
       class: 'button',
@@ -446,7 +477,7 @@ export class RunList {
   #newRow() {
     const cells = {
       check: el('input', { type: 'checkbox' }),
-      link: el('a', { class: 'run-link' }),
+      link: el('a', { class: 'run-link' }, el('bdi')), // bdi: the end shows when cut
       dashboard: el('a', { class: 'dash-link', text: 'Dashboard' }),
       annotation: el('span', { class: 'annotation' }),
       scalars: el('span', { class: 'num scalars' }),
@@ -475,7 +506,7 @@ export class RunList {
     row.classList.toggle('selected', isSelected);
     c.check.checked = isSelected;
     c.check.setAttribute('aria-label', `Select ${run.id}`);
-    c.link.textContent = run.id;
+    c.link.firstChild.textContent = run.id;
     c.link.title = run.id;
     c.link.setAttribute('href', this.store.href({ view: 'scalars', runs: [run.id] }));
     c.dashboard.setAttribute('href', this.store.href({ view: 'run', runs: [run.id] }));
@@ -495,8 +526,14 @@ export class RunList {
         el('span', { class: `badge ${kind}`, title: tip, text: label }),
       ),
     );
-    c.created.textContent = formatTime(run.created);
-    c.updated.textContent = formatTime(run.updated);
+    const now = new Date();
+    for (const [cell, seconds] of [
+      [c.created, run.created],
+      [c.updated, run.updated],
+    ]) {
+      cell.textContent = shortTime(seconds, now);
+      cell.title = formatTime(seconds);
+    }
   }
 
   #fillAnnotation(cell, run) {

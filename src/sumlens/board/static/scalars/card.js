@@ -7,8 +7,8 @@
 
 import { downloadUrl, fetchScalars, newController } from '../core/api.js';
 import { el, formatCount, plural } from '../core/dom.js';
-import { Colours } from '../widgets/colours.js';
-import { GroupColours, memberLooks } from '../widgets/grouptraces.js';
+import { GroupColours, seriesColours } from '../widgets/colours.js';
+import { memberLooks } from '../widgets/grouptraces.js';
 import { ScalarChart } from './chart.js';
 import { fetchGroups, groupDownloadUrl } from './groups.js';
 
@@ -33,7 +33,8 @@ export class TagCard {
     this.controller = null;
     this.draws = 0;
     this.zoomKey = undefined; // the zoom of the last load, as JSON
-    this.groupColours = new GroupColours(new Colours());
+    // groups are coloured away from their runs' colours (the view's: the legend's)
+    this.groupColours = new GroupColours((run) => seriesColours(view.meta, view.style, run));
     this.title = el('h3', { class: 'tag', title: tag, text: tag });
     this.resetButton = el('button', {
       class: 'icon-button',
@@ -153,7 +154,7 @@ export class TagCard {
   /** What the chart needs of a groups answer (null: the runs are not grouped). */
   #groups(grouped, context) {
     if (!grouped) return null;
-    this.groupColours.assign(grouped.groups);
+    this.groupColours.assign(grouped);
     this.view.groupControls.showGroups(grouped.groups, this.groupColours);
     const looks = memberLooks(grouped, context.group.members, this.groupColours);
     return { response: grouped, looks, colours: this.groupColours };
@@ -179,14 +180,15 @@ export class TagCard {
       (zoom ? ' · zoomed: double-click to show all' : '');
   }
 
-  /** Say on the chart when the x tag goes back somewhere (the curves keep step order). */
+  /** Say on the chart when the x tag rises and falls (the curves keep step order, so they
+   * double back); one that only rises or only falls is a fine axis (board/api/xaxis.py). */
   #flagOrder(response) {
     const xTag = xTagOf(response.axis);
     const back = response.series.filter((s) => s.monotonic === false);
     this.flag.hidden = !back.length;
     this.flag.textContent = back.length
-      ? `${xTag} is not monotonic in step` +
-        (back.length < response.series.length ? ` (${plural(back.length, 'curve')})` : '') +
+      ? `${xTag} rises and falls with step (not monotonic)` +
+        (back.length < response.series.length ? ` in ${plural(back.length, 'curve')}` : '') +
         ': drawn in step order'
       : '';
   }

@@ -1,6 +1,7 @@
 // groups.js: groups of runs in the Scalars view: the group-by control, the request of each
-// chart's groups; their colours and traces (a centre line over a filled band in the
-// group's colour) are widgets/grouptraces.js's, shared with the snapshot page.
+// chart's groups; their colours (widgets/colours.js GroupColours) and traces (a centre
+// line over a filled band in the group's colour: widgets/grouptraces.js) are shared with
+// the snapshot page.
 //
 // The server groups and aggregates (GET /api/v1/scalars/groups, board/api/groups.py): by a
 // regular expression over run ids, whose capture groups name the group, by run tag, or by a

@@ -56,7 +56,8 @@ export class ScalarsView {
   /** Take a new /runs response; `force` reloads the charts on screen even if nothing changed. */
   setRuns(data, force = false) {
     this.meta = new Map(data.runs.map((run) => [run.id, run]));
-    this.groupColourKey = JSON.stringify(data.group_colours ?? {}); // chosen in groups.js
+    // a group colour chosen (groups.js; its colour comes with the groups) moves this
+    this.annotationsVersion = data.annotations_version;
     this.loaded = true;
     const shown = this.sidebar.shown(this.meta);
     if (this.#signature(shown) === this.signature && !force) {
@@ -242,7 +243,7 @@ export class ScalarsView {
   /** What, of the data, decides the cards and their curves (`shown`: the runs shown). */
   #signature(shown) {
     return JSON.stringify([
-      this.groupColourKey,
+      this.annotationsVersion,
       shown.runs.map((id) => {
         const run = this.meta.get(id);
         const colour = run?.annotation?.colour;

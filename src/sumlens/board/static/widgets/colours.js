@@ -5,22 +5,33 @@
 // key (the run id, or run id and rank) is hashed to a preferred colour of the palette. Two
 // series shown together that prefer the same colour would be told apart by nothing, so
 // among the series shown the one whose hash is lower keeps it and the other takes the next
-// free colour of the palette (each probing from its preferred one). That order depends on
-// the names alone, so the same runs always get the same colours; a run gives up its
-// preferred colour only while a run that prefers the same one, and comes first, is shown
-// with it. When more series are shown than the palette has colours, they are coloured in
-// rounds of the palette. A run's `annotation.colour` (from /runs, chosen with the picker of
-// the runs sidebar, stored in the workspace) overrides all of this; its ranks then take
-// shades of it.
+// free colour (each probing from its preferred one: the other preferred colours, then the
+// rest of the palette in order). That order depends on the names alone, so the same runs
+// always get the same colours; a run gives up its preferred colour only while a run that
+// prefers the same one, and comes first, is shown with it. When more series are shown than
+// the palette has colours, they are coloured in rounds of the palette. A run's
+// `annotation.colour` (from /runs, chosen with the picker of the runs sidebar, stored in
+// the workspace) overrides all of this; its ranks then take shades of it. Groups of runs
+// are coloured by the same rule (paletteColours), away from their members' colours
+// (grouptraces.js GroupColours).
 //
 // The palette is Okabe & Ito's colour-blind-safe one ("Color Universal Design", 2008)
-// without its black, which vanishes on the dark theme; its yellow, the faintest on white,
-// comes last and is nobody's preferred colour: a run gets it only when the others are taken.
+// without its black, which vanishes on the dark theme, in an order where each colour is
+// far from the one before (CIEDE2000 37 or more) and the first PREFERRED are far from one
+// another (38 or more): the only colours a hash lands on, so two runs never get blue and
+// sky blue, or orange and vermilion, unless more runs are shown than there are
+// preferred colours. Sky blue, vermilion and yellow (the faintest on white) come after.
 
 export const PALETTE = [
-  '#0072b2', '#e69f00', '#009e73', '#cc79a7', '#56b4e9', '#d55e00', '#f0e442',
+  '#0072b2', // blue
+  '#e69f00', // orange
+  '#009e73', // bluish green
+  '#cc79a7', // reddish purple
+  '#d55e00', // vermilion
+  '#56b4e9', // sky blue
+  '#f0e442', // yellow
 ];
-const PREFERRED = PALETTE.length - 1; // the colours a hash may land on: all but the yellow
+export const PREFERRED = 4; // the colours a hash may land on: the first four
 
 const HEX = /^#[0-9a-f]{6}$/i;
 
@@ -42,6 +53,40 @@ function seriesKey(run, rank, ranked) {
 /** The palette colour `key` prefers (the one it gets while nothing shown competes). */
 export function preferredColour(key) {
   return PALETTE[hash(key) % PREFERRED];
+}
+
+/** The first palette index from preferred `start` that `free(index)` allows: the other
+ * preferred colours in turn, then the rest in order; -1 when none is. */
+function probe(start, free) {
+  for (let k = 0; k < PREFERRED; k += 1) {
+    const index = (start + k) % PREFERRED;
+    if (free(index)) return index;
+  }
+  for (let index = PREFERRED; index < PALETTE.length; index += 1) if (free(index)) return index;
+  return -1;
+}
+
+/**
+ * Palette colours for `items` ({key, avoid}: a series or group key and a Set of colours it
+ * should not take, e.g. its members'), distinct among them (in rounds of the palette when
+ * there are more), each its preferred colour or the next free one; an `avoid`ed colour is
+ * taken only when every other is. Decided by the keys' hashes alone: a Map key -> colour.
+ */
+export function paletteColours(items) {
+  const ordered = items
+    .map(({ key, avoid }) => ({ key, avoid: avoid ?? new Set(), hash: hash(key) }))
+    .sort((a, b) => a.hash - b.hash || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  const given = new Map();
+  let taken = new Set(); // palette indices given in this round
+  for (const { key, avoid, hash: h } of ordered) {
+    if (taken.size === PALETTE.length) taken = new Set(); // the next round
+    const start = h % PREFERRED;
+    let index = probe(start, (i) => !taken.has(i) && !avoid.has(PALETTE[i]));
+    if (index < 0) index = probe(start, (i) => !taken.has(i));
+    taken.add(index);
+    given.set(key, PALETTE[index]);
+  }
+  return given;
 }
 
 /** `hex` mixed with white by `t` (0: itself, 1: white), as #rrggbb. */
@@ -79,17 +124,62 @@ export class Colours {
       const keys = ranks.length > 1 ? ranks.map((rank) => seriesKey(id, rank, true)) : [id];
       keys.forEach((key, i) => {
         if (chosen) this.#byKey.set(key, lighter(chosen, (0.6 * i) / keys.length));
-        else automatic.push({ key, hash: hash(key) });
+        else automatic.push({ key });
       });
     }
-    automatic.sort((a, b) => a.hash - b.hash || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-    let taken = new Set(); // palette indices given in this round
-    for (const { key, hash: h } of automatic) {
-      if (taken.size === PALETTE.length) taken = new Set(); // the next round
-      let index = h % PREFERRED;
-      while (taken.has(index)) index = (index + 1) % PALETTE.length;
-      taken.add(index);
-      this.#byKey.set(key, PALETTE[index]);
+    for (const [key, colour] of paletteColours(automatic)) this.#byKey.set(key, colour);
+  }
+}
+
+/** The colours of run `id`'s series on a page: each rank's when its ranks are told apart
+ * (`meta`: run id -> its /runs entry; `style(run, rank)`: the page's). */
+export function seriesColours(meta, style, id) {
+  const ranks = meta.get(id)?.ranks ?? [];
+  return (ranks.length > 1 ? ranks : [null]).map((rank) => style(id, rank).colour);
+}
+
+/**
+ * The colours of the groups of runs a page draws (the Scalars view, a snapshot's page: the
+ * same rule for both): the one chosen for a group; else by the palette's rule from its
+ * name (paletteColours), distinct among the groups, and away from the colours of its
+ * members and of the runs drawn alone (their series' colours, `runColours(run)`), so a
+ * group never looks like one of its runs while the palette has another colour. Colours are
+ * given over every group of the grouping (a groups answer's `all_groups`), not those of one
+ * chart, so each chart and the snapshot agree.
+ */
+export class GroupColours {
+  #byName = new Map();
+  #runColours;
+
+  constructor(runColours) {
+    this.#runColours = runColours;
+  }
+
+  /** Colour the groups of `grouped` (a groups answer: `all_groups` and `single`). */
+  assign(grouped) {
+    this.#byName.clear();
+    const chosen = new Set();
+    for (const { name, colour } of grouped.all_groups) {
+      const valid = chosenColour({ annotation: { colour } });
+      if (valid) {
+        this.#byName.set(name, valid);
+        chosen.add(valid);
+      }
     }
+    const alone = grouped.single.flatMap((run) => this.#runColours(run));
+    const automatic = grouped.all_groups
+      .filter(({ name }) => !this.#byName.has(name))
+      .map(({ name, runs }) => ({
+        key: `group:${name}`,
+        avoid: new Set([...chosen, ...alone, ...runs.flatMap((run) => this.#runColours(run))]),
+      }));
+    for (const [key, colour] of paletteColours(automatic)) {
+      this.#byName.set(key.slice('group:'.length), colour);
+    }
+  }
+
+  /** Group `name`'s colour (its preferred one for a group not assigned). */
+  colour(name) {
+    return this.#byName.get(name) ?? preferredColour(`group:${name}`);
   }
 }

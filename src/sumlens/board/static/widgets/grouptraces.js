@@ -1,42 +1,20 @@
 // grouptraces.js: how a group of runs is drawn in a scalar chart, for the Scalars view
 // (scalars/card.js, scalars/chart.js) and for a snapshot's page (board/snapshot, which
-// inlines this file after colours.js: so it imports nothing, and GroupColours is handed
-// the Colours it colours with). A group is its centre line over a band filled in its
-// colour (BAND_OPACITY); its members are drawn faintly in the same colour (memberTrace) or
-// hidden. Names reach plotly through `escape` (the pages' plotlyText), never as markup.
+// inlines this file after colours.js: so it imports nothing; group colours are
+// colours.js's GroupColours, handed in). A group is its centre line over a band filled in
+// its colour (BAND_OPACITY); its members are drawn faintly in the same colour (memberTrace)
+// or hidden. The std band is the sample standard deviation (board/api/group_stats.py), and
+// its label says so. Names reach plotly through `escape` (the pages' plotlyText), never as
+// markup.
 
 export const BAND_LABELS = {
-  std: '± std',
+  std: '± sample std',
   minmax: 'min–max',
   'p25-75': '25–75%',
   'p10-90': '10–90%',
 };
 const BAND_OPACITY = '4d'; // the band's fill: the group colour at 30% (hex alpha)
 const MEMBER_OPACITY = 0.3;
-
-/**
- * Colours of the groups shown: the one chosen for a group, else stable from its name and
- * distinct among those shown; `colours` is a widgets/colours.js Colours of its own.
- */
-export class GroupColours {
-  #colours;
-
-  constructor(colours) {
-    this.#colours = colours;
-  }
-
-  /** Colour `groups` ({name, colour} each: the groups of a groups answer). */
-  assign(groups) {
-    const keys = groups.map(({ name }) => `group:${name}`);
-    // a chosen colour is given the way a run's is: as its annotation (colours.js)
-    const chosen = groups.map(({ colour }) => ({ ranks: [], annotation: { colour } }));
-    this.#colours.assign(keys, new Map(keys.map((key, i) => [key, chosen[i]])));
-  }
-
-  colour(name) {
-    return this.#colours.style(`group:${name}`, null, false).colour;
-  }
-}
 
 /**
  * How each member series of `groups` (a /scalars/groups answer) is drawn: a map from
@@ -110,10 +88,13 @@ export function groupTraces(groups, xOf, colours, escape) {
       mode: group.shown === 1 ? 'markers' : 'lines',
       x,
       y: group.center,
-      customdata: group.count,
+      // each point's members, and its band's ends, for the hover
+      customdata: group.count.map((count, i) => [count, group.low[i], group.high[i]]),
       name: escape(label),
       legendgroup: `group-${group.name}`,
-      hovertemplate: `%{y:.5~g} <span style="color:#80868b">${groups.stat} of %{customdata}</span>`,
+      hovertemplate:
+        `%{y:.5~g} <span style="color:#80868b">${groups.stat} of %{customdata[0]}, ` +
+        `${band} %{customdata[1]:.4~g} to %{customdata[2]:.4~g}</span>`,
       line: { color: colour, width: 2.5 },
       marker: { color: colour, size: 6 },
       meta: { ...meta, kind: 'group-center' },

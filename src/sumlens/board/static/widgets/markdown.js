@@ -1,5 +1,6 @@
 // markdown.js: a text of a run (GET api/v1/text, rendered from markdown on the server by
-// board/api/markdown.py) put in the page, by the Text view and the run dashboard.
+// board/api/markdown.py, a part at a time) put in the page, by the Text view and the run
+// dashboard.
 //
 // The server already renders without raw HTML, unsafe links or images; the page trusts
 // none of it all the same (defence in depth): the HTML is parsed with DOMParser, in a
@@ -71,8 +72,21 @@ function copyElement(node) {
  */
 export function renderedText(body) {
   if (body.rows === null) return el('div', { class: 'markdown' }, safeFragment(body.html));
-  const rows = body.rows.map((row) =>
+  return el('table', { class: 'text-table' }, el('tbody', {}, ...tableRows(body)));
+}
+
+/**
+ * Add the next part of a long text (a /text answer asked from the last one's `next`) to
+ * `shown`, the element renderedText made of its first part: more of the document, or
+ * more rows of the table.
+ */
+export function appendText(shown, body) {
+  if (body.rows === null) shown.append(safeFragment(body.html));
+  else shown.querySelector('tbody').append(...tableRows(body));
+}
+
+function tableRows(body) {
+  return body.rows.map((row) =>
     el('tr', {}, ...row.map((cell) => el('td', { class: 'markdown' }, safeFragment(cell)))),
   );
-  return el('table', { class: 'text-table' }, el('tbody', {}, ...rows));
 }

@@ -2,93 +2,51 @@
 // plugin views, Landscape).
 //
 // The runs shown are the selected ones; while none is selected, the most recently updated
-// runs that hold the view's data (shownRuns), as TensorBoard shows every run, and the
-// sidebar says so, with a link to the Runs page to choose others. Each view draws its own
-// list items (colours, counts); the sidebar owns the frame: heading, "Edit selection"
-// link, that note, the button taking a run out of the view, and each run's colour picker
-// (its swatches, which save the chosen colour as the run's annotation in the workspace:
-// PUT /api/v1/annotation, then the page reloads the run list to recolour every view).
+// runs that hold the view's data (widgets/shownruns.js), and the sidebar says so, with a
+// link to the Runs page to choose others. Each view draws its own list items (colours,
+// counts); the sidebar owns the frame: heading, "Edit selection" link, that note, the
+// button taking a run out of the view, and each run's colour picker (its swatches, which
+// save the chosen colour as the run's annotation in the workspace: PUT
+// /api/v1/annotation, then the page reloads the run list to recolour every view).
 
 import { ApiError, apiUrl } from '../core/api.js';
-import { collator, el, formatCount } from '../core/dom.js';
+import { el } from '../core/dom.js';
 import { chosenColour } from './colours.js';
-
-const DEFAULT_RUNS = 10; // runs shown while none is selected (the most recent ones)
-
-/**
- * The runs a view shows: `selected` (state.runs) when any is, else the DEFAULT_RUNS most
- * recently updated runs of `meta` (run id -> /runs entry) holding `plugin` data, by name.
- * One pass over the listing and no request: 10,000 runs listed still show 10 (`among`
- * says how many could have been). `implicit`: nothing was selected.
- */
-export function shownRuns(selected, meta, plugin) {
-  if (selected.length) return { runs: selected, implicit: false, among: selected.length };
-  const newest = []; // at most DEFAULT_RUNS entries, most recent first
-  let among = 0;
-  for (const run of meta.values()) {
-    if (!run.tags[plugin]?.length) continue;
-    among += 1;
-    if (newest.length === DEFAULT_RUNS && !newer(run, newest[newest.length - 1])) continue;
-    let at = newest.length;
-    while (at > 0 && newer(run, newest[at - 1])) at -= 1;
-    newest.splice(at, 0, run);
-    if (newest.length > DEFAULT_RUNS) newest.pop();
-  }
-  const runs = newest.map((run) => run.id).sort(collator.compare);
-  return { runs, implicit: true, among };
-}
-
-/** Whether run `a` was updated after `b` (the same time: the first by name). */
-function newer(a, b) {
-  return a.updated !== b.updated ? a.updated > b.updated : collator.compare(a.id, b.id) < 0;
-}
-
-/** "the only run with scalars", "all 3 runs with scalars", "the 10 most recently ..." */
-function shownText({ runs, among }, noun) {
-  if (runs.length < among) {
-    return `the ${runs.length} most recently updated of ${formatCount(among)} runs with ${noun}`;
-  }
-  if (among === 1) return `the only run with ${noun}`;
-  return `all ${formatCount(among)} runs with ${noun}`;
-}
+import { DEFAULT_RUNS, ShownNote, holding, shownRuns } from './shownruns.js';
 
 export class RunsSidebar {
   /**
-   * The sidebar of a view of `plugin` data (null: the view shows the selected runs only);
-   * `noun` names that data in its note ("scalars"); `listClass`: the list's classes.
+   * The sidebar of a view of `plugin` data (a name or a list of names); `noun` names that
+   * data in its note ("scalars"); `count`: the runs shown while none is selected (1 for a
+   * view of one run at a time); `listClass`: the list's classes.
    */
-  constructor(store, { plugin = null, noun = '', listClass = 'run-legend' } = {}) {
+  constructor(store, { plugin, noun, count = DEFAULT_RUNS, listClass = 'run-legend' }) {
     this.store = store;
-    this.plugin = plugin;
-    this.noun = noun;
+    this.holds = holding(plugin);
+    this.count = count;
+    this.last = { runs: [], implicit: false }; // the runs shown() answered last
     this.list = el('ul', { class: listClass });
     this.editLink = el('a', { class: 'link', text: 'Edit selection' });
-    this.noteText = el('span');
-    this.noteLink = el('a', { class: 'link', text: 'Choose runs' });
-    this.note = el('p', { class: 'shown-note', hidden: true }, this.noteText, ' ', this.noteLink);
+    this.note = new ShownNote(store, noun);
     this.problem = el('p', { class: 'sidebar-problem', role: 'alert', hidden: true });
   }
 
   /** The runs to show now, given `meta` (run id -> /runs entry): see shownRuns. */
   shown(meta) {
-    const { runs } = this.store.state;
-    if (this.plugin === null) return { runs, implicit: false, among: runs.length };
-    return shownRuns(runs, meta, this.plugin);
+    const before = this.last.implicit ? this.last.runs : [];
+    this.last = shownRuns(this.store.state.runs, meta, this.holds, this.count, before);
+    return this.last;
   }
 
   /** Point the links to the Runs page at the URL state now (call it on every change). */
   sync() {
-    const href = this.store.href({ view: 'runs' });
-    this.editLink.setAttribute('href', href);
-    this.noteLink.setAttribute('href', href);
+    this.editLink.setAttribute('href', this.store.href({ view: 'runs' }));
+    this.note.sync();
   }
 
   /** Say what `shown` (a shown() answer) is: the note shows while nothing is selected. */
   update(shown) {
-    this.note.hidden = !shown.implicit || !shown.runs.length;
-    if (!this.note.hidden) {
-      this.noteText.textContent = `No runs selected: showing ${shownText(shown, this.noun)}.`;
-    }
+    this.note.update(shown);
   }
 
   /**
@@ -173,7 +131,7 @@ export class RunsSidebar {
         'aside',
         { class: 'sidebar' },
         el('div', { class: 'sidebar-head' }, el('h2', { text: 'Runs' }), this.editLink),
-        this.note,
+        this.note.element,
         this.problem,
         this.list,
       ),
