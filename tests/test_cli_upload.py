@@ -97,7 +97,7 @@ def test_only_the_files_a_writer_made_are_uploaded(
     status = main(["upload", str(spool), "--to", f"s3://{BUCKET}/", *credentials(endpoint)])
     err = capsys.readouterr().err
     assert status == 1, err  # something was refused: said, and the spool is kept
-    assert "5 file(s) no sumlens writer makes were not uploaded" in err
+    assert "5 file(s) no sumlens writer makes are not uploaded" in err
     shown = sorted(crafted.items())[:3]
     assert all(f"{name} ({why})" in err for name, why in shown), err
     stored = objects(endpoint, BUCKET)
@@ -143,6 +143,48 @@ def test_an_endpoint_only_the_manifest_names_must_be_confirmed(
     assert main(["upload", str(spool), "--to", url, *flags]) == 0, capsys.readouterr().err
     assert any(name.startswith(f"{BUCKET}/confirmed/") for name in objects(endpoint, BUCKET))
     assert not spool.exists()
+
+
+def test_nothing_a_manifest_names_is_contacted_before_the_user_agreed(
+    tmp_path: Path, capsys: Any
+) -> None:
+    """A crafted manifest names a host (an FTP URL, whose file system connects as soon as
+    it is made, or an S3 endpoint): without the user's yes no connection reaches it, and
+    what is refused is one line, not a traceback."""
+    import socket
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.5)
+    port = listener.getsockname()[1]
+    for index, (url, options) in enumerate(
+        [
+            (f"ftp://127.0.0.1:{port}/run", {}),
+            (f"s3://{BUCKET}/run", {"endpoint_url": f"http://127.0.0.1:{port}"}),
+        ]
+    ):
+        spool = tmp_path / f"spool{index}"
+        spool.mkdir()
+        make_spool(spool, url, options)
+        assert main(["upload", str(spool), "--to", f"s3://{BUCKET}/run"]) == 1
+        err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1, err
+        assert "Traceback" not in err and spool.exists()
+        if url.startswith("ftp"):
+            assert f"url={url!r}: sumlens upload sends spools only to object storage" in err
+        with pytest.raises(TimeoutError):  # nobody knocked
+            listener.accept()
+    listener.close()
+
+
+def test_a_connection_the_manifest_leaves_unchecked_must_be_confirmed() -> None:
+    """A manifest turning TLS or its check off is part of where the files go: the user
+    must give it too, or be asked."""
+    url = f"s3://{BUCKET}/run"
+    for options in ({"use_ssl": False}, {"client_kwargs": {"verify": False}}):
+        manifest = {"url": url, "options": options, "pid": 1, "host": "gone"}
+        target = upload_target(manifest, {})
+        assert target.from_manifest and not target.matches(url)
+        assert upload_target(manifest, options).matches(url)
 
 
 def test_a_folder_of_spools_to_several_places_is_said_per_spool(

@@ -449,10 +449,11 @@ def _upload(location: str, storage_options: list[str] | None, to: str | None) ->
     Only the files a writer makes are sent (no link, no other name: :meth:`Spool.refused`
     names the rest), and only where the user agreed: each spool's destination is shown and
     asked for on a terminal, unless ``--to`` names it (:meth:`UploadTarget.matches`).
-    Without a terminal and a matching ``--to``, nothing is sent.
+    Without a terminal and a matching ``--to``, nothing is sent, and no store is even
+    opened (a manifest is anyone's writing: it must not make this command connect).
     """
     from sumlens.io.remote import parse_storage_options
-    from sumlens.io.spool import left_spools, open_left, read_manifest, upload_target, writer_alive
+    from sumlens.io.spool import left_spools
 
     try:
         options = parse_storage_options(storage_options or [])
@@ -464,38 +465,53 @@ def _upload(location: str, storage_options: list[str] | None, to: str | None) ->
     failed = 0
     for directory in found:
         try:
-            manifest = read_manifest(directory)
-            if writer_alive(manifest):
-                _say("skipped", f"{directory}: its writer (pid {manifest['pid']}) still runs "
-                     "and uploads it", "upload")  # fmt: skip
-                continue
-            target = upload_target(manifest, options)
-            spool = open_left(directory, options)
-            files = spool.left()
-            if files and not _upload_agreed(directory, target, to, files):
-                failed += 1
-                continue
-            result = spool.sync(finished=True)
-        except (ValueError, OSError) as err:
+            failed += not _upload_spool(directory, options, to)
+        except Exception as err:  # any client library's error: one spool's, said in a line
             failed += 1
-            _say("error", f"{directory}: {err}", "upload")
-            continue
-        refused = spool.refused()
-        if refused:
-            failed += 1
-            shown = ", ".join(f"{name} ({why})" for name, why in refused[:3])
-            more = f" and {len(refused) - 3} more" if len(refused) > 3 else ""
-            _say("error", f"{directory}: {len(refused)} file(s) no sumlens writer makes were "
-                 f"not uploaded and the spool is kept: {shown}{more}", "upload")  # fmt: skip
-        if result.failed:
-            failed += 1
-            name, err = next(iter(result.failed.items()))
-            _say("error", f"{directory}: {len(result.failed)} file(s) not uploaded to "
-                 f"{spool.url} (first {name}: {err}); run this again", "upload")  # fmt: skip
-            continue
-        spool.remove_if_done()
-        print(f"uploaded {result.puts} file(s), {result.bytes} bytes, to {spool.url}")
+            _say("error", f"{directory}: {err or type(err).__name__}", "upload")
     return 1 if failed else 0
+
+
+def _upload_spool(directory: Path, options: dict[str, Any], to: str | None) -> bool:
+    """Upload one left spool where the user agreed; whether all went well (else said)."""
+    from sumlens.io.spool import (
+        left_files,
+        open_left,
+        read_manifest,
+        refused_files,
+        remove_if_empty,
+        upload_target,
+        writer_alive,
+    )
+
+    manifest = read_manifest(directory)
+    if writer_alive(manifest):
+        _say("skipped", f"{directory}: its writer (pid {manifest['pid']}) still runs and "
+             "uploads it", "upload")  # fmt: skip
+        return True
+    target = upload_target(manifest, options)
+    files = left_files(directory)
+    if files and not _upload_agreed(directory, target, to, files):
+        return False
+    refused = refused_files(directory)
+    if refused:
+        shown = ", ".join(f"{name} ({why})" for name, why in refused[:3])
+        more = f" and {len(refused) - 3} more" if len(refused) > 3 else ""
+        _say("error", f"{directory}: {len(refused)} file(s) no sumlens writer makes are not "
+             f"uploaded and the spool is kept: {shown}{more}", "upload")  # fmt: skip
+    if not files:
+        remove_if_empty(directory)
+        return not refused
+    spool = open_left(directory, options)
+    result = spool.sync(finished=True)
+    if result.failed:
+        name, err = next(iter(result.failed.items()))
+        _say("error", f"{directory}: {len(result.failed)} file(s) not uploaded to "
+             f"{spool.url} (first {name}: {err}); run this again", "upload")  # fmt: skip
+        return False
+    spool.remove_if_done()
+    print(f"uploaded {result.puts} file(s), {result.bytes} bytes, to {spool.url}")
+    return not refused
 
 
 def _upload_agreed(

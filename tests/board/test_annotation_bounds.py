@@ -158,3 +158,30 @@ def test_a_page_imports_as_it_is(full: tuple[TestClient, Path], tmp_path: Path) 
         assert answer.status_code == 200, answer.text
         assert answer.json()["added"] == 5
         assert theirs.get("/api/v1/annotations").json()["annotations"] == page["annotations"]
+
+
+def test_group_colours_are_bounded_and_sent_with_the_first_page(tmp_path: Path) -> None:
+    """Group colours count too: imports past ``MAX_GROUP_COLOURS`` of a base directory are
+    refused (413 naming it, nothing stored), as is one more colour picked by hand; a page
+    after the first carries none of them (an export's pages do not repeat them all)."""
+    bound = annotations.MAX_GROUP_COLOURS
+    half = {f"g{i}": "#123456" for i in range(bound // 2)}
+    other = {f"h{i}": "#654321" for i in range(bound // 2 + 1)}
+    with _client(tmp_path) as client:
+        body = {"base_dir": BASE, "annotations": {}, "group_colours": half}
+        assert client.post("/api/v1/annotations", json=body).status_code == 200
+        body["group_colours"] = other
+        answer = client.post("/api/v1/annotations", json=body)
+        assert answer.status_code == 413 and "MAX_GROUP_COLOURS" in answer.json()["detail"]
+        body["group_colours"] = {**half, **dict(list(other.items())[:-1])}  # up to the bound
+        assert client.post("/api/v1/annotations", json=body).status_code == 200
+        picked = client.put("/api/v1/group-colour", params={"group": "new"},
+                            json={"colour": "#abcdef"})  # fmt: skip
+        assert picked.status_code == 413 and "MAX_GROUP_COLOURS" in picked.json()["detail"]
+        kept = client.put("/api/v1/group-colour", params={"group": "g0"}, json={"colour": None})
+        assert kept.status_code == 200  # clearing one is always taken
+        client.post("/api/v1/annotations", json=_import("r", 3))
+        first = client.get("/api/v1/annotations", params={"limit": 2}).json()
+        assert len(first["group_colours"]) == bound - 1 and first["next"]
+        second = client.get("/api/v1/annotations", params={"limit": 2, "after": first["next"]})
+        assert second.json()["group_colours"] == {}

@@ -142,3 +142,37 @@ def test_a_runs_location_is_its_directory_or_url(base: str, run: str, location: 
     from sumlens.board.data.annotations import run_location
 
     assert run_location(base, run) == location
+
+
+def test_a_joined_annotation_stays_within_a_runs_bounds(
+    logs: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Two rows of one run, each within a run's bounds, join past them: the joined one is
+    cut to the bounds (so the page can still save it) and what was left out is said."""
+    workspace = tmp_path / "ws"
+    exp = str(logs / "exp")
+    first = {"tags": [f"a{i}" for i in range(40)], "note": "x" * 6_000, "colour": None}
+    second = {"tags": [f"b{i}" for i in range(40)], "note": "y" * 6_000, "colour": None}
+    _first_layout(workspace, [(exp, "./r1", first), (str(logs), "./exp/r1", second)], exp)
+    with caplog.at_level("WARNING", logger="sumlens.board"), _served(logs, workspace) as parent:
+        joined = _annotations(parent)["./exp/r1"]
+        assert joined["tags"] == second["tags"] + first["tags"][:10]
+        assert len(joined["note"]) == 10_000
+        again = parent.put("/api/v1/annotation", params={"run": "./exp/r1"}, json=joined)
+        assert again.status_code == 200, again.text
+    said = caplog.text
+    assert "left out: tags ['a10'" in said and "'a39']" in said
+    assert f"{12_002 - 10_000} characters at the end of the note" in said
+
+
+@pytest.mark.parametrize("run", ["r1", "./r1/", "././r1", "./a/../r1", "./a//r1", "", "."])
+def test_an_import_names_runs_as_the_run_list_does(logs: Path, tmp_path: Path, run: str) -> None:
+    """Another spelling of a run's id would fall on the run's location and replace what
+    is stored there instead of joining it: it is refused, naming it."""
+    with _served(logs / "exp", tmp_path / "ws") as child:
+        _put(child, "./r1", MINE)
+        body = {"base_dir": str(logs / "exp"), "annotations": {run: THEIRS}}
+        answer = child.post("/api/v1/annotations", json=body)
+        assert answer.status_code == 422, answer.text
+        assert f"annotations[{run!r}]" in answer.json()["detail"]
+        assert _annotations(child) == {"./r1": MINE}

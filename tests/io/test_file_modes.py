@@ -152,6 +152,26 @@ def test_owner_only_files_are_0600_while_open(tmp_path: Path) -> None:
     assert (path.stat().st_mode & 0o777) == 0o400
 
 
+@pytest.mark.parametrize("owner_only", [False, True])
+def test_the_projectors_files_follow_the_same_rule(tmp_path: Path, owner_only: bool) -> None:
+    """``add_embedding``'s directories and files (vectors, labels, thumbnails, the config)
+    get the run's modes: the umask's, or only their owner's with ``owner_only`` (0600: they
+    are rewritten as embeddings are added)."""
+    run = tmp_path / "run"
+    with umask(0o022), SummaryWriter(run, owner_only=owner_only) as writer:
+        writer.add_embedding(torch.rand(4, 3), metadata=list("abcd"),
+                             label_img=torch.rand(4, 3, 8, 8), tag="emb")  # fmt: skip
+        writer.add_embedding(torch.rand(4, 3), metadata=list("wxyz"), tag="emb")  # rewritten
+    modes = modes_below(run)
+    projector = {path: mode for path, mode in modes.items() if not file_kind(Path(path).name)}
+    assert {"00000", "00000/emb", "00000/emb/sprite.png", "projector_config.pbtxt"} <= set(
+        projector
+    ), modes
+    dirs, _, files = split(projector, run)
+    assert dirs == ({0o700} if owner_only else {0o755}), modes
+    assert files == ({0o600} if owner_only else {0o644}), modes
+
+
 @pytest.mark.parametrize("mask", [0o022, 0o027, 0o077])
 def test_the_modes_are_torchs_writers(tmp_path: Path, mask: int) -> None:
     with umask(mask):

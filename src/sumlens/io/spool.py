@@ -94,9 +94,18 @@ WHERE_OPTIONS = (
     ("account_name",),
     ("account_host",),
     ("profile",),
+    ("use_ssl",),
+    ("client_kwargs", "use_ssl"),
+    ("client_kwargs", "verify"),
 )
-"""The kept options that choose where uploads go (besides the URL): ``sumlens upload`` asks
-before sending files where a manifest's ones say."""
+"""The kept options that choose where and how uploads go (besides the URL: the endpoint,
+the account, and whether the connection is encrypted and checked): ``sumlens upload`` asks
+before sending files where and as a manifest's ones say."""
+UPLOAD_PROTOCOLS = frozenset({"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "memory"})
+"""The protocols a left spool's URL may name for ``sumlens upload``: the object stores
+writers spool for (``memory``: fsspec's in-process store). Their file systems make no
+connection until a file is asked for; others (ftp, sftp, smb, http ...) would connect to
+a host a crafted manifest names as soon as they are made, before the user was asked."""
 _PLAIN = (str, int, float, bool, type(None))
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _WRITING_SUFFIXES = (".partial", ".tmp")
@@ -197,33 +206,14 @@ class Spool:
     def files(self) -> Iterator[tuple[str, Path]]:
         """Every spooled file a writer made (``relative``, ``path``): the manifest,
         half-written files and everything :meth:`refused` names left out."""
-        for relative, path, why in self._entries():
+        for relative, path, why in _entries(self.local_dir):
             if why is None:
                 yield relative, path
 
     def refused(self) -> list[tuple[str, str]]:
         """What the spool directory holds besides its writer's files, never uploaded:
         ``(relative path, why)`` for each link, file of another kind or name, by path."""
-        return sorted((relative, why) for relative, _, why in self._entries() if why is not None)
-
-    def _entries(self) -> Iterator[tuple[str, Path, str | None]]:
-        """Every entry below the spool directory (links not followed), with why it is not
-        one of its writer's files (None when it is)."""
-        for folder, dirs, names in os.walk(self.local_dir):
-            for name in dirs:
-                path = Path(folder) / name
-                if path.is_symlink():
-                    yield path.relative_to(self.local_dir).as_posix(), path, "a symbolic link"
-            for name in names:
-                path = Path(folder) / name
-                relative = path.relative_to(self.local_dir).as_posix()
-                if relative == MANIFEST or name.endswith(_WRITING_SUFFIXES):
-                    continue
-                try:
-                    info = path.lstat()
-                except FileNotFoundError:  # removed meanwhile
-                    continue
-                yield relative, path, _not_made_by_writer(relative, info)
+        return refused_files(self.local_dir)
 
     def sync(self, finished: bool = False) -> SyncResult:
         """Put every file that changed since its last put; remove the files that are
@@ -290,11 +280,7 @@ class Spool:
     def left(self) -> dict[str, int]:
         """The files still in the spool, with their bytes: after a ``finished`` pass, those
         that could not be uploaded."""
-        found = {}
-        for relative, path in self.files():
-            with contextlib.suppress(FileNotFoundError):
-                found[relative] = path.lstat().st_size
-        return found
+        return left_files(self.local_dir)
 
     def give_up(self) -> None:
         """Note in the manifest that the writer has stopped uploading (what is left is for
@@ -307,10 +293,54 @@ class Spool:
     def remove_if_done(self) -> bool:
         """Remove the spool directory when nothing but its manifest and half-written files
         is left in it (no file to upload, nothing :meth:`refused`); True if it was removed."""
-        if any(True for _ in self._entries()):
-            return False
-        shutil.rmtree(self.local_dir, ignore_errors=True)
-        return True
+        return remove_if_empty(self.local_dir)
+
+
+def left_files(local_dir: Path) -> dict[str, int]:
+    """The files a writer made in spool directory ``local_dir`` (not yet uploaded), with
+    their bytes; read from the local disk alone, so ``sumlens upload`` can show them before
+    anything reaches the store."""
+    found = {}
+    for relative, path, why in _entries(local_dir):
+        if why is None:
+            with contextlib.suppress(FileNotFoundError):
+                found[relative] = path.lstat().st_size
+    return found
+
+
+def refused_files(local_dir: Path) -> list[tuple[str, str]]:
+    """What spool directory ``local_dir`` holds besides its writer's files, never uploaded:
+    ``(relative path, why)`` for each link, file of another kind or name, by path."""
+    return sorted((relative, why) for relative, _, why in _entries(local_dir) if why is not None)
+
+
+def remove_if_empty(local_dir: Path) -> bool:
+    """Remove spool directory ``local_dir`` when nothing but its manifest and half-written
+    files is left in it; True if it was removed."""
+    if any(True for _ in _entries(local_dir)):
+        return False
+    shutil.rmtree(local_dir, ignore_errors=True)
+    return True
+
+
+def _entries(local_dir: Path) -> Iterator[tuple[str, Path, str | None]]:
+    """Every entry below spool directory ``local_dir`` (links not followed), with why it is
+    not one of its writer's files (None when it is)."""
+    for folder, dirs, names in os.walk(local_dir):
+        for name in dirs:
+            path = Path(folder) / name
+            if path.is_symlink():
+                yield path.relative_to(local_dir).as_posix(), path, "a symbolic link"
+        for name in names:
+            path = Path(folder) / name
+            relative = path.relative_to(local_dir).as_posix()
+            if relative == MANIFEST or name.endswith(_WRITING_SUFFIXES):
+                continue
+            try:
+                info = path.lstat()
+            except FileNotFoundError:  # removed meanwhile
+                continue
+            yield relative, path, _not_made_by_writer(relative, info)
 
 
 def _not_made_by_writer(relative: str, info: os.stat_result) -> str | None:
@@ -530,6 +560,13 @@ def upload_target(manifest: Mapping[str, Any], options: Mapping[str, Any] | None
     """The destination of a left spool's files (its ``manifest``, from :func:`read_manifest`)
     with the user's ``options`` merged over the manifest's. Only the options a writer keeps
     are taken from a manifest, which anyone able to write the spool could have made."""
+    url = str(manifest["url"])
+    protocol = url.partition("://")[0].lower()
+    if protocol not in UPLOAD_PROTOCOLS:
+        raise ValueError(
+            f"its manifest names url={url!r}: sumlens upload sends spools only to object "
+            f"storage ({', '.join(sorted(UPLOAD_PROTOCOLS - {'memory'}))})"
+        )
     given = dict(options or {})
     kept, ignored = kept_options(manifest.get("options", {}))
     merged = {**kept, **given}
@@ -538,7 +575,7 @@ def upload_target(manifest: Mapping[str, Any], options: Mapping[str, Any] | None
     left_out = [
         name for name in manifest.get("left_out", []) if name.partition(".")[0] not in given
     ]
-    return UploadTarget(str(manifest["url"]), merged, chosen, ignored, left_out)
+    return UploadTarget(url, merged, chosen, ignored, left_out)
 
 
 def writer_alive(manifest: Mapping[str, Any]) -> bool:

@@ -111,8 +111,8 @@ def say_shared(directory: Path, rank: int, where: str) -> None:
 
 def check_new_file(directory: Path, rank: int, path: Path, fd: int) -> None:
     """For a summary file just created: hold it, and warn if another writer is live."""
-    hold(fd)
-    _made_here.add(os.fspath(path))
+    _made_here.add(os.fspath(path))  # first: a writer of another thread must not take it,
+    hold(fd)  # locked, for another process's
     others = live_files(directory, rank, own=(path,))
     if others:
         say_shared(directory, rank, f"in another process: its {others[0].name} is open")

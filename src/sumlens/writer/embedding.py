@@ -12,10 +12,16 @@ array or tensor, of each cell with ``metadata_header``); one holding a tab or a 
 which would shift every later label, is refused where the user called. Thumbnails of floats
 are taken as [0, 1] and scaled by 255 as torch's writer does; uint8 thumbnails are kept as
 they are (torch's writer would scale them too, saturating them).
+
+The files get the modes the umask leaves, as the run's event files; with the writer's
+``owner_only`` they are only their owner's (directories 0700, files 0600: the config and
+the files of a step are rewritten as embeddings are added, so they are never made
+read-only).
 """
 
 from __future__ import annotations
 
+import io
 import math
 import os
 from collections.abc import Sequence
@@ -28,6 +34,7 @@ from PIL import Image
 from sumlens._checks import check_int, check_text
 from sumlens._log import logger
 from sumlens._proto import tensorboard_plugins_pb2 as plugins
+from sumlens.io.storage import dir_mode
 from sumlens.writer.arrays import numeric_array
 
 OWNER = "SummaryWriter.add_embedding"
@@ -45,11 +52,13 @@ def write_embedding(
     global_step: int | None = None,
     tag: str = "default",
     metadata_header: Any = None,
+    *,
+    owner_only: bool = False,
 ) -> str:
     """Write ``mat`` (``[N, D]``) with its ``metadata`` (N labels, or N rows of columns
     named by ``metadata_header``: lists, arrays or tensors) and ``label_img``
     (``[N, C, H, W]``, C of 1 or 3) for the projector; the directory written, relative to
-    ``log_dir``."""
+    ``log_dir`` (modes: the module's docstring)."""
     check_text(tag, "tag", OWNER)
     step = check_int(global_step, "global_step", OWNER, allow_none=True) or 0
     vectors = numeric_array(mat, "mat", OWNER)
@@ -68,22 +77,35 @@ def write_embedding(
             OWNER,
             directory,
         )
-    os.makedirs(directory, exist_ok=True)
-    with open(os.path.join(directory, TENSORS_FILE), "w", encoding="utf-8", newline="") as out:
-        out.writelines("\t".join(map(str, row)) + "\n" for row in vectors.tolist())
+    for each in (os.path.dirname(directory), directory):  # the step's, then the tag's
+        os.makedirs(each, mode=dir_mode(owner_only), exist_ok=True)
+    rows = "".join("\t".join(map(str, row)) + "\n" for row in vectors.tolist())
+    _write(os.path.join(directory, TENSORS_FILE), rows.encode(), owner_only)
     entry = plugins.EmbeddingInfo(
         tensor_name=f"{tag}:{str(step).zfill(5)}", tensor_path=f"{subdir}/{TENSORS_FILE}"
     )
     if lines is not None:
-        with open(os.path.join(directory, METADATA_FILE), "w", encoding="utf-8", newline="") as out:
-            out.write("\n".join(lines) + "\n")
+        text = "\n".join(lines) + "\n"
+        _write(os.path.join(directory, METADATA_FILE), text.encode(), owner_only)
         entry.metadata_path = f"{subdir}/{METADATA_FILE}"
     if thumbnails is not None:
-        Image.fromarray(_sprite(thumbnails)).save(os.path.join(directory, SPRITE_FILE), "PNG")
+        png = io.BytesIO()
+        Image.fromarray(_sprite(thumbnails)).save(png, "PNG")
+        _write(os.path.join(directory, SPRITE_FILE), png.getvalue(), owner_only)
         entry.sprite.image_path = f"{subdir}/{SPRITE_FILE}"
         entry.sprite.single_image_dim.extend([thumbnails.shape[3], thumbnails.shape[2]])
-    _add_to_config(os.fspath(log_dir), entry)
+    _add_to_config(os.fspath(log_dir), entry, owner_only)
     return subdir
+
+
+def _write(path: str, data: bytes, owner_only: bool) -> None:
+    """``data`` as the whole of ``path``: made with the umask's mode, or 0600 with
+    ``owner_only`` (a file written before is made so too)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600 if owner_only else 0o666)
+    with os.fdopen(fd, "wb") as out:
+        if owner_only:
+            os.fchmod(out.fileno(), 0o600)
+        out.write(data)
 
 
 def _escaped(tag: str) -> str:
@@ -174,7 +196,7 @@ def _sprite(images: np.ndarray) -> np.ndarray:
     return (canvas * 255).clip(0, 255).astype(np.uint8)
 
 
-def _add_to_config(log_dir: str, entry: plugins.EmbeddingInfo) -> None:
+def _add_to_config(log_dir: str, entry: plugins.EmbeddingInfo, owner_only: bool) -> None:
     """Add ``entry`` to the projector's config (replacing one of the same tensor name),
     rewriting the file whole through a temporary file, so a reader never sees half."""
     path = os.path.join(log_dir, CONFIG_FILE)
@@ -191,6 +213,5 @@ def _add_to_config(log_dir: str, entry: plugins.EmbeddingInfo) -> None:
     del config.embeddings[:]
     config.embeddings.extend([*kept, entry])
     partial = f"{path}.partial"
-    with open(partial, "w", encoding="utf-8") as out:
-        out.write(text_format.MessageToString(config))
+    _write(partial, text_format.MessageToString(config).encode(), owner_only)
     os.replace(partial, path)

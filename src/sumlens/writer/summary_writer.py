@@ -325,10 +325,10 @@ class SummaryWriter:
 
         What torch's writer refuses is refused here with a ``ValueError`` naming ``values``
         and the tag: no value inside the edges (with the default bins: NaN, infinities and
-        magnitudes of 1e20 and more only), or for a count or a numpy rule, NaN or infinite
-        values. A CUDA tensor's values are seen only when they reach the host: one that
-        cannot be binned is not written, and said in the log (the first of each tag, and how
-        many at :meth:`close`)."""
+        magnitudes past the last edge, about 9.92e19, only), or for a count or a numpy
+        rule, NaN or infinite values. A CUDA tensor's values are seen only when they reach
+        the host: one that cannot be binned is not written, and said in the log (the first
+        of each tag, and how many at :meth:`close`)."""
         step = _step(global_step)
         if self.file_format == "mindspore":
             self._record.record_value("histogram", tag, values, step, walltime)
@@ -627,7 +627,14 @@ class SummaryWriter:
         from sumlens.writer.embedding import write_embedding
 
         write_embedding(
-            self._record.local_dir, mat, metadata, label_img, global_step, tag, metadata_header
+            self._record.local_dir,
+            mat,
+            metadata,
+            label_img,
+            global_step,
+            tag,
+            metadata_header,
+            owner_only=bool(self._options.get("owner_only")),
         )
 
     def add_hparams(

@@ -128,7 +128,7 @@ def test_show_all_adds_every_part_in_order_until_stopped(page: Page, url: str) -
         timeout=WAIT_MS,
     )
     parts = int(page.get_attribute(PANEL, "data-parts") or 0)
-    assert 4 <= parts < 20  # stopped long before the end
+    assert 4 <= parts < len(LONG) // PART  # stopped before the end (~110 parts)
     lines = shown_lines(page)
     assert lines == list(range(len(lines)))  # none lost, none twice
     assert dom_size(page)["chars"] <= parts * PART

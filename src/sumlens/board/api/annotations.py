@@ -130,7 +130,7 @@ def make_annotation_router(surface: ReadSurface, store: AnnotationStore) -> APIR
         body = {
             "base_dir": store.base_dir,
             "annotations": {run: each.as_json() for run, each in found.items()},
-            "group_colours": store.group_colours(),
+            "group_colours": store.group_colours() if after is None else {},  # once
             "total": store.count(),
             "next": following,
         }

@@ -36,6 +36,7 @@ from __future__ import annotations
 import bisect
 import contextlib
 import json
+import logging
 import re
 import sqlite3
 import threading
@@ -45,6 +46,8 @@ from pathlib import Path
 from typing import Any
 
 from sumlens.board.errors import QueryError
+
+_log = logging.getLogger("sumlens.board")
 
 FILE_NAME = "annotations.sqlite"
 """The annotations' file in the workspace folder."""
@@ -62,7 +65,9 @@ MAX_ANNOTATION_CHARS = 20_000_000
 MAX_PAGE = 1_000
 """The most annotations one page of the export holds."""
 MAX_GROUP_CHARS = 1_024
-MAX_IMPORT_GROUPS = 100_000
+MAX_GROUP_COLOURS = 10_000
+"""The most group colours the workspace keeps for one base directory (an import, or a
+colour picked for a new group, past it is refused, naming it)."""
 FIELDS = ("tags", "note", "colour")
 PAGE_FIELDS = ("next", "total")
 """What a page of the export holds besides an import's fields."""
@@ -132,12 +137,23 @@ def _size(annotation: Annotation) -> int:
     return 0 if annotation.empty else len(_stored_tags(annotation)) + len(annotation.note)
 
 
-def _joined(first: Annotation, second: Annotation) -> Annotation:
-    """Two annotations of one run kept under two names (the first layout): tags of both,
-    both notes (one when they are the same), the first colour."""
+def _joined(first: Annotation, second: Annotation, location: str) -> Annotation:
+    """Two annotations of run ``location`` kept under two names (the first layout): tags of
+    both, both notes (one when they are the same), the first colour; kept within a run's
+    bounds (:data:`MAX_TAGS`, :data:`MAX_NOTE_CHARS`), so the page can still save the run's
+    annotation, and what did not fit is said in the log."""
     tags = first.tags + tuple(tag for tag in second.tags if tag not in first.tags)
     notes = [note for note in dict.fromkeys((first.note, second.note)) if note]
-    return Annotation(tags, "\n\n".join(notes), first.colour or second.colour)
+    note = "\n\n".join(notes)
+    if len(tags) > MAX_TAGS or len(note) > MAX_NOTE_CHARS:
+        _log.warning(
+            "the annotations of %s kept under two names were joined; past a run's bounds, "
+            "left out: tags %s, %d characters at the end of the note",
+            location,
+            list(tags[MAX_TAGS:]),
+            max(0, len(note) - MAX_NOTE_CHARS),
+        )
+    return Annotation(tags[:MAX_TAGS], note[:MAX_NOTE_CHARS], first.colour or second.colour)
 
 
 def _tag(value: Any, where: str) -> str:
@@ -213,11 +229,20 @@ def check_group_name(name: Any, where: str = "group") -> str:
 
 
 def check_run_id(run_id: Any, where: str = "run") -> str:
-    """``run_id`` when it can name a run (a non-empty string of sane length)."""
+    """``run_id`` when it can name a run: a string of sane length in the run list's one
+    spelling, ``./`` or ``./a/b`` (no empty, ``.`` or ``..`` part, no ``/`` at the end).
+    One spelling per run, so two names of an import never fall on one location
+    (:func:`run_location`) and one silently replace the other."""
     if not isinstance(run_id, str) or not run_id or len(run_id) > MAX_RUN_ID_CHARS:
         raise QueryError(
             f"{where}={run_id!r:.80} is not allowed: a run id is a non-empty string of at "
             f"most {MAX_RUN_ID_CHARS} characters"
+        )
+    rest = run_id[2:] if run_id.startswith("./") else None
+    if rest is None or (rest and any(part in ("", ".", "..") for part in rest.split("/"))):
+        raise QueryError(
+            f"{where}={run_id!r:.80} is not allowed: a run id is spelt as the run list "
+            "spells it, './' or './a/b' (no empty, '.' or '..' part, no '/' at the end)"
         )
     return run_id
 
@@ -261,10 +286,10 @@ def parse_imported_group_colours(body: dict[str, Any]) -> dict[str, str]:
         raise QueryError(
             f'group_colours={given!r:.80} is not allowed: a JSON object of group name -> "#rrggbb"'
         )
-    if len(given) > MAX_IMPORT_GROUPS:
-        raise QueryError(
+    if len(given) > MAX_GROUP_COLOURS:
+        raise AnnotationLimit(
             f"group_colours holds {len(given):,} groups: an import holds at most "
-            f"{MAX_IMPORT_GROUPS:,}"
+            f"{MAX_GROUP_COLOURS:,} (MAX_GROUP_COLOURS)"
         )
     parsed = {}
     for name, colour in given.items():
@@ -345,8 +370,21 @@ class AnnotationStore:
         with self._lock:
             self._loaded()
             if self._groups.get(name) != colour:
+                if colour is not None:
+                    self._check_group_room({name})
                 self._write({}, {name: colour})
             return colour
+
+    def _check_group_room(self, names: set[str]) -> None:
+        """:class:`AnnotationLimit` when colours for group ``names`` would take this base
+        directory's group colours past :data:`MAX_GROUP_COLOURS`."""
+        held = len(self._groups.keys() | names)
+        if held > MAX_GROUP_COLOURS:
+            raise AnnotationLimit(
+                f"{held - len(self._groups):,} more group colours would make {held:,}: the "
+                f"workspace keeps at most {MAX_GROUP_COLOURS:,} per base directory "
+                "(MAX_GROUP_COLOURS); nothing was stored"
+            )
 
     def merge(
         self, incoming: Mapping[str, Annotation], group_colours: Mapping[str, str] | None = None
@@ -383,6 +421,7 @@ class AnnotationStore:
                 changes[run_id] = after
             if counts["added"] or grown > 0:
                 self._check_room(counts["added"], grown)
+            self._check_group_room({name for name, colour in groups.items() if colour})
             if changes or groups:
                 self._write(changes, groups)
             return {**counts, "group_colours": len(groups)}
@@ -526,7 +565,9 @@ def _move_named_rows(db: sqlite3.Connection) -> None:
             ):
                 location = run_location(base_dir, run_id)
                 found = Annotation(tuple(json.loads(tags)), note, colour)
-                moved[location] = _joined(moved[location], found) if location in moved else found
+                moved[location] = (
+                    _joined(moved[location], found, location) if location in moved else found
+                )
             for location, annotation in moved.items():
                 there = db.execute(
                     "SELECT tags, note, colour FROM run_annotations WHERE location = ?",
@@ -535,7 +576,7 @@ def _move_named_rows(db: sqlite3.Connection) -> None:
                 if there is not None:
                     tags, note, colour = there
                     annotation = _joined(Annotation(tuple(json.loads(tags)), note, colour),
-                                         annotation)  # fmt: skip
+                                         annotation, location)  # fmt: skip
                 db.execute(
                     "INSERT OR REPLACE INTO run_annotations VALUES (?, ?, ?, ?)",
                     (location, _stored_tags(annotation), annotation.note, annotation.colour),
