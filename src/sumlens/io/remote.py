@@ -204,6 +204,15 @@ def _open_url(url: str, options: dict[str, Any]) -> tuple[FsspecStorage, str]:
     return FsspecStorage(fs), path.rstrip("/") or path
 
 
+def option_at(options: Mapping[str, Any], path: tuple[str, ...]) -> Any:
+    """The storage option at ``path`` (``("client_kwargs", "endpoint_url")``) of nested
+    ``options``, or None where it is not set."""
+    value: Any = options
+    for key in path:
+        value = value.get(key) if isinstance(value, Mapping) else None
+    return value
+
+
 def _without_credentials(text: str) -> str:
     """``text`` with the ``user:password@`` of every URL in it masked (``http://***@host``)."""
     return _USERINFO.sub(r"\g<scheme>***@", text)
@@ -214,9 +223,7 @@ def _refuse_credentials_in_endpoints(options: Mapping[str, Any]) -> None:
     signs requests with the key and secret, and its HTTP client refuses a URL's own (after
     retrying); and a password in a URL would be shown in every message naming it."""
     for path in _ENDPOINT_OPTIONS:
-        value: Any = options
-        for key in path:
-            value = value.get(key) if isinstance(value, Mapping) else None
+        value = option_at(options, path)
         if isinstance(value, str) and "@" in urlsplit(value).netloc:
             name = "".join(f"[{key!r}]" for key in path)
             raise ValueError(

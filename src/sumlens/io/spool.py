@@ -49,7 +49,13 @@ from typing import Any, BinaryIO
 
 from sumlens.io.framing import HEADER_SIZE, OVERHEAD, valid_header_at
 from sumlens.io.naming import writer_file_kind
-from sumlens.io.remote import FsspecStorage, RemoteStorageError, is_url, open_storage
+from sumlens.io.remote import (
+    FsspecStorage,
+    RemoteStorageError,
+    is_url,
+    open_storage,
+    option_at,
+)
 from sumlens.io.storage import LocalStorage, dir_mode
 
 PART_BYTES = 8 * 1024 * 1024
@@ -446,9 +452,7 @@ def where_options(options: Mapping[str, Any]) -> dict[str, Any]:
     by dotted name."""
     found = {}
     for path in WHERE_OPTIONS:
-        value: Any = options
-        for key in path:
-            value = value.get(key) if isinstance(value, Mapping) else None
+        value = option_at(options, path)
         if value is not None:
             found[".".join(path)] = value
     return found

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from sumlens._checks import check_int, check_number
 from sumlens._proto import tensorboard_graph_pb2, tensorboard_pb2
+from sumlens.writer.graph_def import graph_events
 
 if TYPE_CHECKING:
     from sumlens.writer.summary_writer import SummaryWriter
@@ -73,17 +74,15 @@ class FileWriter:
         graph, run_metadata = graph_profile
         _message(graph, tensorboard_graph_pb2.GraphDef, "graph_profile[0]", owner)
         _message(run_metadata, tensorboard_graph_pb2.RunMetadata, "graph_profile[1]", owner)
-        self._write(tensorboard_pb2.Event(graph_def=graph.SerializeToString()), 0, walltime, owner)
-        event = tensorboard_pb2.Event()
-        event.tagged_run_metadata.tag = "step1"
-        event.tagged_run_metadata.run_metadata = run_metadata.SerializeToString()
-        self._write(event, 0, walltime, owner)
+        for event in graph_events(graph.SerializeToString(), run_metadata.SerializeToString()):
+            self._write(event, 0, walltime, owner)
 
     def add_onnx_graph(self, graph: Any, walltime: float | None = None) -> None:
         """Write a ``GraphDef`` message (torch's ``load_onnx_graph`` makes one)."""
         owner = "FileWriter.add_onnx_graph"
         _message(graph, tensorboard_graph_pb2.GraphDef, "graph", owner)
-        self._write(tensorboard_pb2.Event(graph_def=graph.SerializeToString()), 0, walltime, owner)
+        for event in graph_events(graph.SerializeToString(), None):
+            self._write(event, 0, walltime, owner)
 
     def flush(self) -> None:
         """Return once everything written so far is on disk."""

@@ -231,6 +231,18 @@ def _shown(value: Any) -> str:
     return type(value).__name__
 
 
+def graph_events(graph_def: bytes, run_metadata: bytes | None) -> list[tensorboard_pb2.Event]:
+    """The events a graph is written as, in torch's writer's order: the ``GraphDef``, then
+    its ``RunMetadata`` tagged ``step1`` when there is one (an ONNX graph has none)."""
+    events = [tensorboard_pb2.Event(graph_def=graph_def)]
+    if run_metadata is not None:
+        tagged = tensorboard_pb2.Event()
+        tagged.tagged_run_metadata.tag = "step1"
+        tagged.tagged_run_metadata.run_metadata = run_metadata
+        events.append(tagged)
+    return events
+
+
 def describe(graph_def: tensorboard_graph_pb2.GraphDef) -> str:
     """``graph_def`` as text, a node a line: ``name = op(input, ...)``."""
     return "\n".join(f"{node.name} = {node.op}({', '.join(node.input)})" for node in graph_def.node)

@@ -707,12 +707,10 @@ class SummaryWriter:
         self._graph_events(onnx_graph_def(prototxt), None)
 
     def _graph_events(self, graph_def: bytes, run_metadata: bytes | None) -> None:
+        from sumlens.writer.graph_def import graph_events
+
         wall = time.time()
-        self._event(tensorboard_pb2.Event(graph_def=graph_def), 0, wall)
-        if run_metadata is not None:
-            event = tensorboard_pb2.Event()
-            event.tagged_run_metadata.tag = "step1"
-            event.tagged_run_metadata.run_metadata = run_metadata
+        for event in graph_events(graph_def, run_metadata):
             self._event(event, 0, wall)
 
     # ---- plumbing -----------------------------------------------------------------------------
