@@ -3,7 +3,7 @@
 ``SummaryWriter.add_hparams`` fills a :class:`~sumlens.lineage.TrainLineage` field from the
 first of its names a user gave (:mod:`sumlens.writer.hparams_lineage`), and the dashboard's
 lineage table folds those names into one column per quantity
-(:mod:`sumlens.board.api.lineage_fold`): one table, so the two always agree.
+(:mod:`sumlens.board.query.lineage_fold`): one table, so the two always agree.
 """
 
 from __future__ import annotations

@@ -326,7 +326,7 @@ def _selection_options(parser: argparse.ArgumentParser, workspace: Path) -> None
 def _checked_output(args: argparse.Namespace) -> Path:
     """``-o`` of ``export`` and ``snapshot`` (its folder must exist), with ``--runs`` and
     ``--tags`` checked too: bad input fails before any run is read."""
-    from sumlens.board.api.query import compile_pattern
+    from sumlens.board.query.selection import compile_pattern
     from sumlens.board.settings import BoardSettingsError
 
     out = Path(args.output)
@@ -368,8 +368,8 @@ def _read_base(
 
 def _export(args: argparse.Namespace) -> int:
     """Write the scalars of many runs to one CSV, JSON or Parquet file."""
-    from sumlens.board.api.export import FORMATS, SUFFIXES, export_runs, format_of
     from sumlens.board.errors import QueryError
+    from sumlens.board.query.export import FORMATS, SUFFIXES, export_runs, format_of
     from sumlens.board.settings import BoardSettingsError
 
     try:

@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 from helpers.board import route_client
+from helpers.memory_surface import MemorySurface
 from starlette.testclient import TestClient
 
 from sumlens.board.data import annotations
 from sumlens.board.data.annotations import FILE_NAME
-from sumlens.board.data.memory import MemorySurface
 from sumlens.board.settings import BoardSettings
 
 BASE = "/runs/base"

@@ -8,7 +8,7 @@ from helpers.board import tb_ema
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sumlens.board.api.curves import pick, smooth
+from sumlens.board.query.curves import pick, smooth
 
 
 def _series(n: int, seed: int = 0) -> np.ndarray:

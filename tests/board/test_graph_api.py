@@ -16,7 +16,7 @@ from helpers.graph_data import Net
 from helpers.tensorboard import accumulator
 
 from sumlens import SummaryRecord
-from sumlens.board.api.graph_model import network_view
+from sumlens.board.query.graph_model import network_view
 from sumlens.board.responses import json_response
 from sumlens.board.settings import BoardSettings
 from sumlens.graph import from_module

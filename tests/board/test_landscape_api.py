@@ -12,7 +12,7 @@ from pathlib import Path
 
 from helpers.board import free_port, get_json, running_server, wait_until
 
-from sumlens.board.api.landscape_values import landscape_json
+from sumlens.board.query.landscape_values import landscape_json
 from sumlens.board.responses import json_response
 from sumlens.board.settings import BoardSettings
 from sumlens.io import iter_events

@@ -1,4 +1,4 @@
-"""One column per hyper-parameter in the lineage table (``board/api/lineage_fold.py``).
+"""One column per hyper-parameter in the lineage table (``board/query/lineage_fold.py``).
 
 Over real runs (:mod:`helpers.hparam_aliases`): sumlens' ``SummaryWriter.add_hparams`` and
 the Lightning adapter record ``lr``, ``batch_size`` and ``optimizer`` as TensorBoard's
@@ -113,7 +113,7 @@ def test_mindinsight_s_face_answers_as_mindinsight(served: tuple[str, dict[str, 
 
 
 def test_fields_fold_only_where_runs_hold_them_together_and_agree() -> None:
-    from sumlens.board.api.lineage_fold import fold  # here: the other tests run without it
+    from sumlens.board.query.lineage_fold import fold  # here: the other tests run without it
 
     rows = [
         # written by add_hparams: one value under three names (float32 in the train lineage)

@@ -1,4 +1,4 @@
-"""TensorBoard's hyper-parameters in the lineage table (``board/api/hparams_values.py``).
+"""TensorBoard's hyper-parameters in the lineage table (``board/query/hparams_values.py``).
 
 Over an in-memory read surface: a run's hparams messages become typed ``hparam/<name>``
 columns, its experiment's metrics the last value of their scalar tags, its session end the
@@ -20,6 +20,7 @@ import pytest
 from google.protobuf import struct_pb2
 from helpers.board import free_port, get_json, route_client, running_server, wait_until
 from helpers.memory_runs import add_records
+from helpers.memory_surface import Damaged, MemorySurface
 from helpers.tb_logs import (
     HPARAMS,
     HPARAMS_METRICS,
@@ -37,8 +38,7 @@ from sumlens._proto.tensorboard_plugins_pb2 import (
     SessionEndInfo,
     SessionStartInfo,
 )
-from sumlens.board.api.lineage_values import MAX_FIELDS
-from sumlens.board.data.memory import Damaged, MemorySurface
+from sumlens.board.query.lineage_values import MAX_FIELDS
 from sumlens.board.settings import BoardSettings
 from sumlens.lineage import TrainLineage
 

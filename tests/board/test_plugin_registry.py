@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from fastapi import APIRouter
 from fastapi.routing import APIRoute
+from helpers.memory_surface import MemorySurface
 
 from sumlens.board import plugins
-from sumlens.board.api import lineage_table
 from sumlens.board.api import plugins as plugin_api
-from sumlens.board.data.memory import MemorySurface
+from sumlens.board.query import lineage_table
 from sumlens.board.server.app import create_app, plugin_router_factories
 from sumlens.board.settings import BoardSettings, BoardSettingsError, parse_caps
 from sumlens.io import PLUGINS as READ_PLUGINS

@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 from helpers.board import route_client, wait_until
+from helpers.memory_surface import MemorySurface
 from starlette.testclient import TestClient
 
 from sumlens.board.data.loader import Loader
-from sumlens.board.data.memory import MemorySurface
 from sumlens.board.projector_config import CONFIG_FILE
 
 BROKEN = b'embeddings {\n  tensor_name: "words:00001"\n  tensor_path: '  # cut short

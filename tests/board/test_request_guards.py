@@ -21,7 +21,7 @@ from urllib.parse import quote, urlencode
 import pytest
 from helpers.board import free_port, running_server, wait_until, write_run
 
-from sumlens.board.api.query import (
+from sumlens.board.query.selection import (
     MAX_PATTERN_GROUPS,
     MAX_PATTERN_LENGTH,
     MAX_PATTERN_NESTING,

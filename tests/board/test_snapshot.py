@@ -16,11 +16,11 @@ import orjson
 import pytest
 from helpers.snapshot_runs import IMAGE_TAG, loss, write_runs, written_images
 
-from sumlens.board.api.curves import envelope as curves_envelope
-from sumlens.board.api.curves import pick, smooth
 from sumlens.board.data.annotations import Annotation
 from sumlens.board.data.loader import Loader
 from sumlens.board.errors import NotFound, PatternError, QueryError
+from sumlens.board.query.curves import envelope as curves_envelope
+from sumlens.board.query.curves import pick, smooth
 from sumlens.board.server.app import plotly_js
 from sumlens.board.snapshot.build import build
 from sumlens.board.snapshot.content import Grouping, Limits, collect

@@ -26,7 +26,7 @@ from tensorboard.backend.event_processing.event_file_loader import EventFileLoad
 from tensorboard.util import tensor_util
 
 from sumlens._proto import tensorboard_graph_pb2, tensorboard_plugins_pb2
-from sumlens.board.api.markdown import render_markdown
+from sumlens.board.query.markdown import render_markdown
 from sumlens.board.settings import BoardSettings
 
 pytest.importorskip("lightning")

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 from helpers.board import route_client
+from helpers.memory_surface import MemorySurface
 from helpers.tb_logs import lightning_tensorboard_run, torch_every_method
 from starlette.testclient import TestClient
 
 from sumlens import SummaryRecord
 from sumlens.board.data.loader import Loader
-from sumlens.board.data.memory import MemorySurface
 from sumlens.board.mindinsight.jobs import PLUGINS as MINDINSIGHT_PLUGINS
 from sumlens.board.mindinsight.routes import PREFIX
 from sumlens.board.settings import BoardSettings

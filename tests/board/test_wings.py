@@ -5,15 +5,15 @@
     server         the web application, its pages, the ``sumlens start`` daemon
     api            our own /api/v1 routes          mindinsight   MindInsight's routes
     snapshot       the offline page of some runs (``sumlens snapshot``, its route)
+    query          what both faces ask of the runs: series, groups, lineage, graphs
     data           discovery, reading, the column store, the read surface
     (low)          errors, responses, proto_text, slicing, settings, csv_cells
 
-Rules: only the data wing reads run files or lists directories, and it does so through
-the storage seam of :mod:`sumlens.io` (the column store's own workspace files aside);
-routes of both faces, and the snapshot, read through the data wing's read surface only;
-route modules never import one another, nor the other face; the snapshot builds on the
-api wing's helpers (no route module) as the api's own snapshot route builds on it; the low
-modules import no wing.
+Rules: a wing imports only the wings below it in :data:`BOARD_LAYERS` (and itself); every
+module of ``api`` is a router, and route modules never import one another; only the data
+wing reads run files or lists directories, and it does so through the storage seam of
+:mod:`sumlens.io` (the column store's own workspace files aside); the query layer, both
+faces and the snapshot read through the data wing's read surface only.
 """
 
 from __future__ import annotations
@@ -24,12 +24,21 @@ from pathlib import Path
 from helpers.source_imports import SRC, imports_of, parsed_sources, where
 
 BOARD = "sumlens.board"
-WINGS = ("server", "api", "mindinsight", "snapshot", "data")
+BOARD_LAYERS: tuple[frozenset[str], ...] = (
+    frozenset({"low"}),
+    frozenset({"data"}),
+    frozenset({"query"}),
+    frozenset({"snapshot"}),
+    frozenset({"api", "mindinsight"}),
+    frozenset({"server"}),
+)
+"""Rows from the bottom: a wing may import the wings of the rows below its own."""
+WINGS = ("server", "api", "mindinsight", "snapshot", "query", "data")
 FILE_ACCESS_ALLOWED = {
     "sumlens.board.data.store": "the column store's files in the workspace, not run files",
     "sumlens.board.server.daemon": "the daemon's own log, pid and state files",
     "sumlens.board.server.static_assets": "the package's static pages",
-    "sumlens.board.api.export": "the export file the user names",
+    "sumlens.board.query.export": "the export file the user names",
     "sumlens.board.snapshot.page": "the package's page files it inlines (template, style.css)",
     "sumlens.board.data.watch": "the system's mount table (/proc/self/mountinfo)",
 }
@@ -119,7 +128,7 @@ def test_only_the_data_wing_reads_run_files() -> None:
 def test_routes_read_through_the_surface() -> None:
     problems = []
     for module, path, tree in SOURCES:
-        if _wing(module) not in ("api", "mindinsight", "snapshot"):
+        if _wing(module) not in ("api", "mindinsight", "snapshot", "query"):
             continue
         for imp in imports_of(module, path, tree):
             if _wing_of_target(imp.target) == "data" and imp.target not in SURFACE_MODULES:
@@ -133,22 +142,32 @@ def _wing_of_target(target: str) -> str | None:
     return _wing(target)
 
 
+def _row(wing: str) -> int:
+    return next(row for row, wings in enumerate(BOARD_LAYERS) if wing in wings)
+
+
 def _crosses(mine: str, target: str) -> bool:
-    """Whether a module of wing ``mine`` may not import ``target`` (a board module)."""
+    """Whether a module of wing ``mine`` may not import ``target`` (a board module): a
+    route module (only the server mounts them), or a wing not below its own."""
     theirs = _wing(target)
-    if mine == "api":
-        return target in ROUTE_MODULES or theirs == "mindinsight"
-    if mine == "mindinsight":
-        return theirs in ("api", "snapshot")
-    if mine == "snapshot":
-        return target in ROUTE_MODULES or theirs in ("mindinsight", "server")
-    faces = {"api", "mindinsight", "server", "snapshot"}
-    return theirs in faces | {"data"} if mine == "low" else mine == "data" and theirs in faces
+    if target in ROUTE_MODULES:
+        return mine != "server"
+    return theirs != mine and _row(theirs) >= _row(mine)
 
 
-def test_route_modules_and_faces_stay_apart() -> None:
-    """No own-API module imports a route module or the MindInsight wing; the MindInsight
-    wing imports no own-API module; the data wing and the low modules import no face."""
+def test_every_api_module_is_a_router() -> None:
+    """``api`` holds routes only; what they compute lives in the query layer."""
+    helpers = [
+        module
+        for module, path, _ in SOURCES
+        if _wing(module) == "api" and path.name != "__init__.py" and module not in ROUTE_MODULES
+    ]
+    assert not helpers, f"move these into sumlens.board.query: {helpers}"
+
+
+def test_wings_import_downward_only() -> None:
+    """No wing imports one above it or beside it; only the server imports route modules:
+    the snapshot and MindInsight's face import nothing of ``api``."""
     problems = []
     for module, path, tree in SOURCES:
         for imp in imports_of(module, path, tree):
@@ -171,10 +190,16 @@ def test_rules_catch_what_they_should() -> None:
     assert len(_file_access(made_up, SRC / "board" / "x.py", data_wing=True)) == 6
     assert _wing("sumlens.board.errors") == "low"
     assert _wing("sumlens.board.api.runs") == "api"
-    assert _crosses("mindinsight", "sumlens.board.api.query")
+    assert _wing("sumlens.board.query.selection") == "query"
+    assert not _crosses("mindinsight", "sumlens.board.query.selection")
+    assert _crosses("mindinsight", "sumlens.board.api.graph")
+    assert _crosses("api", "sumlens.board.mindinsight.jobs")
     assert _crosses("low", "sumlens.board.data.loader")
     assert _crosses("data", "sumlens.board.server.app")
-    assert not _crosses("api", "sumlens.board.api.query")
+    assert _crosses("data", "sumlens.board.query.selection")
+    assert _crosses("query", "sumlens.board.snapshot.content")
+    assert not _crosses("api", "sumlens.board.query.selection")
     assert not _crosses("server", "sumlens.board.api.runs")
+    assert _crosses("api", "sumlens.board.api.runs")
     assert _crosses("snapshot", "sumlens.board.api.runs")
-    assert not _crosses("snapshot", "sumlens.board.api.scalar_series")
+    assert not _crosses("snapshot", "sumlens.board.query.scalar_series")

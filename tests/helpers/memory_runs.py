@@ -1,4 +1,4 @@
-"""Runs for :class:`~sumlens.board.data.memory.MemorySurface` from event records: a run's
+"""Runs for :class:`~helpers.memory_surface.MemorySurface` from event records: a run's
 file as bytes together with the values it holds, as the loader would list them.
 
 For route tests that need real MindSpore values (the golden runs) or raw records beside
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from sumlens.board.data.memory import MemorySurface
+from helpers.memory_surface import MemorySurface
 from sumlens.io import ReadStats, RecordFile, encode_record
 from sumlens.io.decode import DECODERS, PayloadError
 from sumlens.io.naming import event_files, file_kind, file_rank

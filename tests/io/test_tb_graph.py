@@ -16,7 +16,7 @@ from helpers.tensorboard import accumulator
 from tensorboard.compat.proto import config_pb2, step_stats_pb2
 
 from sumlens._proto import tensorboard_graph_pb2, tensorboard_pb2
-from sumlens.board.api.graph_model import network_view
+from sumlens.board.query.graph_model import network_view
 from sumlens.io import Event, iter_events
 from sumlens.io.tb_graph import (
     MAX_INPUTS,

@@ -13,6 +13,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 from helpers.board import route_client, wait_until, write_run
+from helpers.memory_surface import MemorySurface
 from starlette.testclient import TestClient
 
 from sumlens.board.data.annotations import (
@@ -23,7 +24,6 @@ from sumlens.board.data.annotations import (
     AnnotationStore,
     workspace_store,
 )
-from sumlens.board.data.memory import MemorySurface
 from sumlens.board.settings import BoardSettings
 from sumlens.cli import main
 

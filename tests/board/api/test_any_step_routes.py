@@ -1,5 +1,5 @@
 """Any recorded step of a non-scalar series, not only the kept sample
-(``board/data/samples.py``'s step index, ``board/api/kept.py``'s ``at_step``).
+(``board/data/samples.py``'s step index, ``board/query/kept.py``'s ``at_step``).
 
 A real loader reads a run of 500 image steps with a sample cap of 10: ``/samples`` lists
 every recorded step beside the kept ones, every step's image is served byte-equal to what

@@ -13,9 +13,9 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 from helpers.board import route_client
+from helpers.memory_surface import GONE, Damaged, MemorySurface
 from starlette.testclient import TestClient
 
-from sumlens.board.data.memory import GONE, Damaged, MemorySurface
 from sumlens.io import Audio
 
 RATE = 8000

@@ -18,13 +18,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 from helpers.board import route_client, wait_until
+from helpers.memory_surface import MemorySurface
 from helpers.tb_logs import torch_every_method
 from PIL import Image
 from starlette.testclient import TestClient
 
 from sumlens.board.api.embeddings import SPRITE_SIDE
 from sumlens.board.data.loader import Loader
-from sumlens.board.data.memory import MemorySurface
 from sumlens.board.data.surface import BesideFileTooLarge
 
 RNG = np.random.default_rng(0)

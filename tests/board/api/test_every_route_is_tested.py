@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sumlens.board.data.memory import MemorySurface
+from helpers.memory_surface import MemorySurface
+
 from sumlens.board.server.app import create_app
 from sumlens.board.settings import BoardSettings
 

@@ -12,11 +12,11 @@ import torch
 from helpers.board import route_client
 from helpers.graph_data import Net
 from helpers.memory_runs import add_directory
+from helpers.memory_surface import GONE, MemorySurface
 from starlette.testclient import TestClient
 
 from sumlens._proto import anf_ir_pb2
 from sumlens.board.api.graph import layout_library_problem
-from sumlens.board.data.memory import GONE, MemorySurface
 from sumlens.graph import from_module
 
 MARKUP = "<img src=x onerror=alert(1)>"

@@ -17,10 +17,10 @@ import numpy as np
 import pytest
 from helpers.board import route_client
 from helpers.memory_runs import add_directory
+from helpers.memory_surface import GONE, Damaged, MemorySurface
 from starlette.testclient import TestClient
 
 from sumlens._proto import summary_pb2
-from sumlens.board.data.memory import GONE, Damaged, MemorySurface
 from sumlens.io import iter_events
 from sumlens.landscape import LossLandscape
 

@@ -26,11 +26,11 @@ from helpers.lineage_data import (
     pipeline,
 )
 from helpers.memory_runs import add_directory, add_records
+from helpers.memory_surface import MemorySurface
 from starlette.testclient import TestClient
 
 from sumlens._proto import lineage_pb2
-from sumlens.board.api.lineage_values import read_run_lineage
-from sumlens.board.data.memory import MemorySurface
+from sumlens.board.query.lineage_values import read_run_lineage
 from sumlens.lineage import EvaluationLineage, TrainLineage, UserDefinedInfo
 
 ALL_RUNS = [*GOLDEN, *WRITTEN, XSS_RUN]

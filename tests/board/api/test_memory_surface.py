@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers.memory_surface import GONE, Damaged, MemorySurface
 
-from sumlens.board.data.memory import GONE, Damaged, MemorySurface
 from sumlens.board.data.surface import Polling, ReadSurface
 from sumlens.board.errors import ValueUnreadable
 from sumlens.io import ReadStats, encode_record

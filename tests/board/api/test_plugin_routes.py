@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 from helpers.board import route_client
 from helpers.memory_runs import add_directory
+from helpers.memory_surface import GONE, Damaged, MemorySurface
 from PIL import Image as PILImage
 from starlette.testclient import TestClient
 
-from sumlens.board.data.memory import GONE, Damaged, MemorySurface
 from sumlens.io import Histogram, Image, iter_events
 
 GOLDEN = "./golden/all_plugins"

@@ -7,9 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from helpers.board import route_client
+from helpers.memory_surface import GONE, Damaged, MemorySurface
 from starlette.testclient import TestClient
-
-from sumlens.board.data.memory import GONE, Damaged, MemorySurface
 
 
 def _curve(step: int, thresholds: int = 5) -> np.ndarray:

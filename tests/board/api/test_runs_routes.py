@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 from helpers.board import route_client, tb_ema
+from helpers.memory_surface import MemorySurface
 from starlette.testclient import TestClient
 
-from sumlens.board.api.curves import smooth
-from sumlens.board.data.memory import MemorySurface
+from sumlens.board.query.curves import smooth
 from sumlens.board.settings import BoardSettings
 from sumlens.io import Image
 

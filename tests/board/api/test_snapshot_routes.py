@@ -11,10 +11,10 @@ from pathlib import Path
 import orjson
 import pytest
 from helpers.board import route_client
+from helpers.memory_surface import MemorySurface
 from helpers.snapshot_runs import IMAGE_TAG, write_runs
 from starlette.testclient import TestClient
 
-from sumlens.board.data.memory import MemorySurface
 from sumlens.board.settings import BoardSettings
 from sumlens.io import iter_events
 

@@ -10,11 +10,11 @@ from collections.abc import Iterator
 
 import pytest
 from helpers.board import route_client
+from helpers.memory_surface import GONE, MemorySurface
 from starlette.testclient import TestClient
 from tensorboard.compat.proto import config_pb2, step_stats_pb2
 
 from sumlens._proto import tensorboard_graph_pb2
-from sumlens.board.data.memory import GONE, MemorySurface
 from sumlens.io.tb_graph import graph_from_graph_def
 
 TAG = "events.out.tfevents.1700000000.host.1.0"

@@ -1,4 +1,4 @@
-"""Long texts come in parts (``board/api/text_parts.py`` and the text route's ``offset`` and
+"""Long texts come in parts (``board/query/text_parts.py`` and the text route's ``offset`` and
 ``limit``): a part is cut between markdown blocks, so the parts render as the whole does;
 a code block or a table longer than a part goes on as code and as rows of the same table;
 a line longer than a part is cut at a space or at the limit; a table comes a number of
@@ -13,12 +13,12 @@ from collections.abc import Iterator
 
 import pytest
 from helpers.board import route_client
+from helpers.memory_surface import MemorySurface
 from starlette.testclient import TestClient
 
-from sumlens.board.api.markdown import render_markdown
 from sumlens.board.api.text import MAX_ROWS, PART
-from sumlens.board.api.text_parts import normalized, text_part
-from sumlens.board.data.memory import MemorySurface
+from sumlens.board.query.markdown import render_markdown
+from sumlens.board.query.text_parts import normalized, text_part
 from sumlens.io import Text
 
 LIMIT = 1_000

@@ -9,11 +9,11 @@ from collections.abc import Iterator
 
 import pytest
 from helpers.board import route_client
+from helpers.memory_surface import GONE, Damaged, MemorySurface
 from starlette.testclient import TestClient
 
-from sumlens.board.api.markdown import render_markdown, safe_link
 from sumlens.board.api.text import MAX_COLUMNS, MAX_ROWS
-from sumlens.board.data.memory import GONE, Damaged, MemorySurface
+from sumlens.board.query.markdown import render_markdown, safe_link
 from sumlens.io import Text
 
 ATTACKS = ("<img src=x onerror=alert(1)>", "[x](javascript:alert(1))",

@@ -21,7 +21,7 @@ from helpers.board_page import WAIT_MS, BoardPage
 from helpers.snapshot_runs import IMAGE_TAG, loss, write_runs, written_images
 from playwright.sync_api import Browser, Route
 
-from sumlens.board.api.curves import smooth
+from sumlens.board.query.curves import smooth
 from sumlens.board.settings import BoardSettings
 
 RUNS = ["seed0", "seed1"]

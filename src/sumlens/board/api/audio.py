@@ -18,10 +18,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
-from sumlens.board.api.kept import at_step, kept_value, recorded_json, value_at_step
-from sumlens.board.api.lookup import pick_series
 from sumlens.board.data.surface import ReadSurface
 from sumlens.board.errors import NotFound, ValueUnreadable
+from sumlens.board.query.kept import at_step, kept_value, recorded_json, value_at_step
+from sumlens.board.query.lookup import pick_series
 from sumlens.board.responses import json_response
 from sumlens.io import Audio
 from sumlens.io.wav import wav_layout

@@ -2,8 +2,8 @@
 
 The projector's files lie beside the event files (:mod:`sumlens.board.projector_config`
 says which); they are read through the read surface (``beside_file``), bounded, and
-turned into points by :mod:`sumlens.board.api.projector`: the vectors sampled to at most
-:data:`~sumlens.board.api.projector.MAX_POINTS`, projected on their first three principal
+turned into points by :mod:`sumlens.board.query.projector`: the vectors sampled to at most
+:data:`~sumlens.board.query.projector.MAX_POINTS`, projected on their first three principal
 components, with the metadata columns of those rows. Coordinates travel as base64 float32
 (x, y, z per point): a third of the bytes of JSON numbers, decoded by the page without
 parsing. What a file holds that cannot be shown is counted in the answer, or, when nothing
@@ -36,14 +36,6 @@ from fastapi import APIRouter, Query
 from fastapi.responses import Response
 from PIL import Image
 
-from sumlens.board.api.projector import (
-    MAX_POINTS,
-    column_json,
-    parse_metadata,
-    parse_vectors,
-    principal_components,
-    sample_rows,
-)
 from sumlens.board.data.surface import BesideFileTooLarge, Polling, ReadSurface
 from sumlens.board.errors import BoardError, NotFound, ValueUnreadable
 from sumlens.board.projector_config import (
@@ -52,6 +44,14 @@ from sumlens.board.projector_config import (
     EmbeddingInfo,
     embedding_tag,
     parse_config,
+)
+from sumlens.board.query.projector import (
+    MAX_POINTS,
+    column_json,
+    parse_metadata,
+    parse_vectors,
+    principal_components,
+    sample_rows,
 )
 from sumlens.board.responses import image_media_type, json_response
 

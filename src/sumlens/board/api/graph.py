@@ -1,7 +1,7 @@
 """The graph view's route under ``/api/v1``: one network or dataset graph, ready to lay out.
 
 ``GET /api/v1/graph?run=&tag=&plugin=&rank=&step=`` answers with the graph as
-:mod:`sumlens.board.api.graph_model` builds it (nodes with their scope, type, attributes,
+:mod:`sumlens.board.query.graph_model` builds it (nodes with their scope, type, attributes,
 shapes and inputs; the scope tree with counts), plus the ranks and kept steps of that tag,
 so the page can offer them. A graph is named by where its record lies (run, rank, step,
 wall time, record offset and length): the last few answers are kept under that name, and
@@ -33,10 +33,10 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 
 from sumlens._proto import anf_ir_pb2, lineage_pb2, tensorboard_graph_pb2
-from sumlens.board.api.graph_model import dataset_view, network_view
-from sumlens.board.api.lookup import pick_series, step_index
 from sumlens.board.data.surface import ReadSurface
 from sumlens.board.errors import NotFound, QueryError
+from sumlens.board.query.graph_model import dataset_view, network_view
+from sumlens.board.query.lookup import pick_series, step_index
 from sumlens.board.responses import json_response
 from sumlens.io.tb_graph import node_stats
 

@@ -5,12 +5,12 @@ name the group: ``lr([0-9.]+)/seed\\d`` puts ``./lr0.1/seed1`` and ``./lr0.1/see
 group ``0.1``; a named group reads ``lr=0.1``; a pattern without groups is named by its
 whole match), by run tag (``annotation.tags`` of ``/api/v1/runs``: one group per tag, a
 run with two tags is in both) or by a hyper-parameter or lineage field (``by=field&field=
-hparam/lr``: the Lineage view's fields, :mod:`sumlens.board.api.group_fields`; a group per
+hparam/lr``: the Lineage view's fields, :mod:`sumlens.board.query.group_fields`; a group per
 value, named ``lr=0.1``). A run that does not match, has no tag or no value of the field
 stays single: the answer lists it, and the page draws it as a run. ``all_groups`` names
 every group of the runs with its chosen colour (null: automatic) and member runs, whatever
 the tags asked, so the page colours each group alike in every chart. Per group and tag the
-server answers the centre line and band of :mod:`sumlens.board.api.group_stats` (on full
+server answers the centre line and band of :mod:`sumlens.board.query.group_stats` (on full
 resolution, each member smoothed first), downsampled only after that; the download gives
 every step. ``/api/v1/scalars/groups/fields`` lists the fields the selected runs have.
 """
@@ -26,9 +26,13 @@ import orjson
 from fastapi import APIRouter, Depends, Query
 from fastapi.responses import Response, StreamingResponse
 
-from sumlens.board.api.curves import MAX_POINTS, MIN_POINTS
-from sumlens.board.api.group_fields import RunFields
-from sumlens.board.api.group_query import (
+from sumlens.board.csv_cells import safe_cell
+from sumlens.board.data.annotations import AnnotationStore
+from sumlens.board.data.surface import ReadSurface
+from sumlens.board.errors import QueryError
+from sumlens.board.query.curves import MAX_POINTS, MIN_POINTS
+from sumlens.board.query.group_fields import RunFields
+from sumlens.board.query.group_query import (
     BandParam,
     FieldParam,
     GroupQuery,
@@ -43,10 +47,6 @@ from sumlens.board.api.group_query import (
     group_entry,
     inside_range,
 )
-from sumlens.board.csv_cells import safe_cell
-from sumlens.board.data.annotations import AnnotationStore
-from sumlens.board.data.surface import ReadSurface
-from sumlens.board.errors import QueryError
 from sumlens.board.responses import json_response
 
 

@@ -6,7 +6,7 @@
   drawn is listed with its ``error``, so the page can say so without asking again.
 * ``GET /landscape?run=&tag=&rank=&step=`` gives one landscape to draw: the grid (``x``,
   ``y``, ``z`` with its ``shape``), the path with the epoch or step of each point, the
-  convergence point and the metadata (see :mod:`sumlens.board.api.landscape_values`).
+  convergence point and the metadata (see :mod:`sumlens.board.query.landscape_values`).
 
 Unknown runs, tags and steps answer 404; a message that cannot be drawn (crafted or
 damaged: a ``z`` that does not fit ``x`` and ``y``, a path without its points) answers
@@ -21,16 +21,16 @@ from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse, Response
 
 from sumlens._proto import summary_pb2
-from sumlens.board.api.landscape_values import (
+from sumlens.board.data.surface import ReadSurface, Samples
+from sumlens.board.errors import NotFound, ValueUnreadable
+from sumlens.board.query.landscape_values import (
     RESULT,
     LandscapeError,
     interval_key,
     landscape_info,
     landscape_json,
 )
-from sumlens.board.api.lookup import pick_series, step_index
-from sumlens.board.data.surface import ReadSurface, Samples
-from sumlens.board.errors import NotFound, ValueUnreadable
+from sumlens.board.query.lookup import pick_series, step_index
 from sumlens.board.responses import json_response
 
 PLUGIN = "landscape"

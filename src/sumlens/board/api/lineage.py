@@ -2,11 +2,11 @@
 dataset graphs of chosen runs.
 
 ``GET /lineage`` answers, for every run that recorded lineage, its fields
-(:mod:`sumlens.board.api.lineage_values`) as a columnar table: the run ids, and per column
+(:mod:`sumlens.board.query.lineage_values`) as a columnar table: the run ids, and per column
 its id, label, kind (hyper, metric, dataset, model, custom), type (number or text) and one
 value per run. Numbers stay numbers. A quantity recorded under several names (``lr`` as
 TensorBoard's hparams, custom lineage and MindSpore's ``learning_rate``) is one column
-(:mod:`sumlens.board.api.lineage_fold`), whose ``sources`` list the fields folded into it
+(:mod:`sumlens.board.query.lineage_fold`), whose ``sources`` list the fields folded into it
 (id, label, what recorded it) and ``held`` says, per run, which of them held its value
 (bit ``i`` for ``sources[i]``). A run's lineage files are read through the read
 surface (:meth:`~sumlens.board.data.surface.ReadSurface.record_file`) once and kept until
@@ -18,11 +18,11 @@ table's content: ``?known=<key>`` answers ``{"key": ..., "unchanged": true}`` wh
 changed, so a page polling it does not download the table again.
 
 A run that recorded TensorBoard's hyper-parameters is a row too, beside or with its
-MindSpore lineage (:mod:`sumlens.board.api.hparams_values`; its messages are read again
+MindSpore lineage (:mod:`sumlens.board.query.hparams_values`; its messages are read again
 when another arrives, its metrics on every new surface version). The run torch's
 ``add_hparams`` makes in a directory named by the time is shown as its parent run's row
 when the parent is a run holding no hyper-parameters of its own and no other such
-sub-run (:func:`~sumlens.board.api.hparams_values.time_parent` says why); several of them
+sub-run (:func:`~sumlens.board.query.hparams_values.time_parent` says why); several of them
 are several trials, each its own row.
 
 ``GET /dataset-graph?run=...`` (repeatable) gives each run's dataset graph as
@@ -37,9 +37,9 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
-from sumlens.board.api.lineage_table import LineageIndex
 from sumlens.board.data.surface import Polling, ReadSurface
 from sumlens.board.errors import NotFound, QueryError
+from sumlens.board.query.lineage_table import LineageIndex
 from sumlens.board.responses import json_response
 
 MAX_GRAPH_RUNS = 50

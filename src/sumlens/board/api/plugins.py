@@ -15,13 +15,13 @@ from fastapi import APIRouter, Query
 from fastapi.responses import Response
 from google.protobuf.message import Message as ProtoMessage
 
-from sumlens.board.api.kept import at_step, recorded_json, value_at, value_at_step
-from sumlens.board.api.lookup import pick_series, step_index
 from sumlens.board.data.surface import ReadSurface
 from sumlens.board.errors import NotFound, QueryError, ValueUnreadable
 from sumlens.board.plugins import MESSAGE_PLUGINS
 from sumlens.board.plugins import SAMPLED as PLUGINS
 from sumlens.board.proto_json import message_json
+from sumlens.board.query.kept import at_step, recorded_json, value_at, value_at_step
+from sumlens.board.query.lookup import pick_series, step_index
 from sumlens.board.responses import image_media_type, json_response
 from sumlens.board.slicing import SliceError, statistics, take
 from sumlens.io import Histogram, Image

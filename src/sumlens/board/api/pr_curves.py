@@ -23,10 +23,10 @@ import numpy as np
 from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
-from sumlens.board.api.kept import at_step, recorded_json, value_at
-from sumlens.board.api.lookup import pick_series
 from sumlens.board.data.surface import ReadSurface
 from sumlens.board.errors import NotFound, ValueUnreadable
+from sumlens.board.query.kept import at_step, recorded_json, value_at
+from sumlens.board.query.lookup import pick_series
 from sumlens.board.responses import json_response
 
 ROWS = ("tp", "fp", "tn", "fn", "precision", "recall")

@@ -17,14 +17,14 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response, StreamingResponse
 
 from sumlens._version import __version__
-from sumlens.board.api.curves import MAX_POINTS, METHODS, MIN_POINTS
-from sumlens.board.api.export import csv_chunks, json_chunks
-from sumlens.board.api.query import select
-from sumlens.board.api.scalar_series import scalar_series
-from sumlens.board.api.xaxis import XAxis
 from sumlens.board.data.annotations import EMPTY, AnnotationStore
 from sumlens.board.data.surface import ReadSurface
 from sumlens.board.errors import QueryError
+from sumlens.board.query.curves import MAX_POINTS, METHODS, MIN_POINTS
+from sumlens.board.query.export import csv_chunks, json_chunks
+from sumlens.board.query.scalar_series import scalar_series
+from sumlens.board.query.selection import select
+from sumlens.board.query.xaxis import XAxis
 from sumlens.board.responses import json_response
 
 _JSON = "application/json"

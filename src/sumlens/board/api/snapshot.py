@@ -15,7 +15,9 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
-from sumlens.board.api.group_query import (
+from sumlens.board.data.annotations import AnnotationStore
+from sumlens.board.data.surface import ReadSurface
+from sumlens.board.query.group_query import (
     BandParam,
     FieldParam,
     GroupRegexParam,
@@ -23,8 +25,6 @@ from sumlens.board.api.group_query import (
     SmoothingParam,
     StatParam,
 )
-from sumlens.board.data.annotations import AnnotationStore
-from sumlens.board.data.surface import ReadSurface
 from sumlens.board.snapshot.build import build
 from sumlens.board.snapshot.content import Grouping, check_smoothing
 

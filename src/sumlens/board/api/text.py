@@ -3,12 +3,12 @@
 A text (:class:`~sumlens.io.Text`, TensorBoard's text plugin) of one string is one
 markdown document; a 1-D or 2-D one is a table of markdown cells, as TensorBoard shows
 it (1-D: a column); of a deeper one only the first 2-D slice is shown, as TensorBoard
-does. Markdown is rendered by :func:`~sumlens.board.api.markdown.render_markdown` (no raw
+does. Markdown is rendered by :func:`~sumlens.board.query.markdown.render_markdown` (no raw
 HTML, no unsafe links, no loaded images).
 
 A long text comes in parts, so that a 10 MB one neither holds the server for a minute
 nor freezes the page: the answer holds ``limit`` characters of the document from
-``offset`` (cut between markdown blocks, :mod:`~sumlens.board.api.text_parts`), or the
+``offset`` (cut between markdown blocks, :mod:`~sumlens.board.query.text_parts`), or the
 rows of a table from row ``offset`` up to ``limit`` characters and ``MAX_ROWS`` rows;
 ``next`` is where the next part starts (null after the last), ``length`` how many
 characters (rows) there are, ``size_bytes`` and ``remaining_bytes`` the UTF-8 size of the
@@ -25,12 +25,12 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
-from sumlens.board.api.kept import at_step, kept_value
-from sumlens.board.api.lookup import pick_series
-from sumlens.board.api.markdown import render_markdown
-from sumlens.board.api.text_parts import normalized, text_part
 from sumlens.board.data.surface import ReadSurface
 from sumlens.board.errors import QueryError
+from sumlens.board.query.kept import at_step, kept_value
+from sumlens.board.query.lookup import pick_series
+from sumlens.board.query.markdown import render_markdown
+from sumlens.board.query.text_parts import normalized, text_part
 from sumlens.board.responses import json_response
 from sumlens.io import Text
 

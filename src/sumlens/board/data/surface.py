@@ -4,8 +4,8 @@ Routes never open files, list directories or look inside the loader: they ask a
 :class:`ReadSurface` for runs, series, points, kept samples, single values and, where
 MindInsight's rules must read a job their own way, a run file's raw records. The
 polling :class:`~sumlens.board.data.loader.Loader` is the implementation that serves real
-base directories; :class:`~sumlens.board.data.memory.MemorySurface` holds made-up runs in
-memory, so route tests need neither a server nor a disk.
+base directories; the tests' ``MemorySurface`` (``tests/helpers/memory_surface.py``)
+holds made-up runs in memory, so route tests need neither a server nor a disk.
 
 Rules every implementation keeps:
 

@@ -2,13 +2,13 @@
 
 Runs are named (``runs``) or matched (``run_regex``); a tag is in when ``tags`` names it or
 ``tag_regex`` matches it (neither: every tag), for scalars and images alike. Each scalar
-series is downsampled as the scalars route does (:func:`~sumlens.board.api.scalar_series.
+series is downsampled as the scalars route does (:func:`~sumlens.board.query.scalar_series.
 scalar_series`: min-max buckets on the full series, first and last point kept), so a spike
 shows in the file as on the page. Images are the kept samples, evenly spread over each
 series' steps, embedded as ``data:`` URIs.
 
 With a smoothing weight, each series also holds its smoothed values, smoothed on every
-point before the downsampling as the Scalars view smooths them (:mod:`~sumlens.board.api.
+point before the downsampling as the Scalars view smooths them (:mod:`~sumlens.board.query.
 curves`), so the file shows the curve the page showed. With a :class:`Grouping`, the runs
 are grouped as the view groups them (:mod:`~sumlens.board.api.groups`: by a regex over run
 ids, by run tag or by a lineage field), and each group's centre line and band are in the
@@ -31,15 +31,15 @@ from typing import Any
 
 import numpy as np
 
-from sumlens.board.api.curves import METHODS, Method
-from sumlens.board.api.group_fields import RunFields
-from sumlens.board.api.group_query import GroupQuery, every_group, group_entry
-from sumlens.board.api.query import compile_pattern, select
-from sumlens.board.api.scalar_series import scalar_series
-from sumlens.board.api.xaxis import XAxis
 from sumlens.board.data.annotations import EMPTY, Annotation
 from sumlens.board.data.surface import ReadSurface, Samples
 from sumlens.board.errors import NotFound, QueryError, ValueUnreadable
+from sumlens.board.query.curves import METHODS, Method
+from sumlens.board.query.group_fields import RunFields
+from sumlens.board.query.group_query import GroupQuery, every_group, group_entry
+from sumlens.board.query.scalar_series import scalar_series
+from sumlens.board.query.selection import compile_pattern, select
+from sumlens.board.query.xaxis import XAxis
 from sumlens.board.responses import image_media_type
 from sumlens.io import Image
 
@@ -67,7 +67,7 @@ class Grouping:
     """How a snapshot groups its runs, as the Scalars view does: ``by`` ``regex`` (over run
     ids: ``group_regex``), ``tag`` (run tags) or ``field`` (a lineage field: ``field``), a
     centre line ``stat`` with a ``band`` around it, and the members drawn ``faint`` or
-    ``hidden`` (see :class:`~sumlens.board.api.group_query.GroupQuery` for what is allowed)."""
+    ``hidden`` (see :class:`~sumlens.board.query.group_query.GroupQuery` for what is allowed)."""
 
     by: str = "regex"
     group_regex: str | None = None

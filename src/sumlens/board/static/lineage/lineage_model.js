@@ -5,7 +5,7 @@
 // where a run has no value) and a text column keeps its strings plus each row's rank among
 // the column's distinct values, so sorting and filtering 10,000 runs compares numbers and
 // touches no DOM; text sorts in natural order (core/natural.js: lr0.001 < lr0.01 < lr0.1).
-// A column the server folded from several fields of one quantity (board/api/lineage_fold.py:
+// A column the server folded from several fields of one quantity (board/query/lineage_fold.py:
 // `lr` from TensorBoard's hparams, custom lineage and MindSpore's train lineage) keeps its
 // fields and which of them held each run's value, for the page to say; the fields' ids
 // find the column too (a link made before the fold still shows it). The view's settings

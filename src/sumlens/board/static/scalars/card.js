@@ -181,7 +181,7 @@ export class TagCard {
   }
 
   /** Say on the chart when the x tag rises and falls (the curves keep step order, so they
-   * double back); one that only rises or only falls is a fine axis (board/api/xaxis.py). */
+   * double back); one that only rises or only falls is a fine axis (board/query/xaxis.py). */
   #flagOrder(response) {
     const xTag = xTagOf(response.axis);
     const back = response.series.filter((s) => s.monotonic === false);

@@ -3,7 +3,7 @@
 // inlines this file after colours.js: so it imports nothing; group colours are
 // colours.js's GroupColours, handed in). A group is its centre line over a band filled in
 // its colour (BAND_OPACITY); its members are drawn faintly in the same colour (memberTrace)
-// or hidden. The std band is the sample standard deviation (board/api/group_stats.py), and
+// or hidden. The std band is the sample standard deviation (board/query/group_stats.py), and
 // its label says so. Names reach plotly through `escape` (the pages' plotlyText), never as
 // markup.
 

@@ -1,5 +1,5 @@
 // markdown.js: a text of a run (GET api/v1/text, rendered from markdown on the server by
-// board/api/markdown.py, a part at a time) put in the page, by the Text view and the run
+// board/query/markdown.py, a part at a time) put in the page, by the Text view and the run
 // dashboard.
 //
 // The server already renders without raw HTML, unsafe links or images; the page trusts

@@ -1,11 +1,11 @@
 """Every run's lineage as one columnar table, kept per surface version: the Lineage view's
 ``GET /lineage`` (:mod:`sumlens.board.api.lineage`) and the groups' ``by=field``
-(:mod:`sumlens.board.api.group_fields`) read it.
+(:mod:`sumlens.board.query.group_fields`) read it.
 
 A run's lineage files are read through the read surface once and kept until they change
 (name, size or modification time as the surface last saw them); a run torch's
 ``add_hparams`` made in a directory named by the time is merged into its parent's row
-(:func:`~sumlens.board.api.hparams_values.time_parent`).
+(:func:`~sumlens.board.query.hparams_values.time_parent`).
 """
 
 from __future__ import annotations
@@ -16,10 +16,12 @@ from typing import Any
 
 import orjson
 
-from sumlens.board.api import hparams_values
-from sumlens.board.api.hparams_values import Session, time_parent, with_hparams
-from sumlens.board.api.lineage_fold import fold
-from sumlens.board.api.lineage_values import (
+from sumlens.board.data.surface import ReadSurface
+from sumlens.board.plugins import served_by
+from sumlens.board.query import hparams_values
+from sumlens.board.query.hparams_values import Session, time_parent, with_hparams
+from sumlens.board.query.lineage_fold import fold
+from sumlens.board.query.lineage_values import (
     FIXED,
     KINDS,
     PREFIX_KINDS,
@@ -27,8 +29,6 @@ from sumlens.board.api.lineage_values import (
     Value,
     read_run_lineage,
 )
-from sumlens.board.data.surface import ReadSurface
-from sumlens.board.plugins import served_by
 
 LINEAGE_PLUGINS = served_by("sumlens.board.api.lineage")
 """The plugins whose runs are rows: those the Lineage view's routes are declared for."""
@@ -154,7 +154,7 @@ def _merged_sub_runs(
 
 def _table(key: str, rows: list[tuple[dict[str, Any], RunLineage]]) -> dict[str, Any]:
     """The columnar table of ``rows`` (each a /runs entry and its lineage), each quantity
-    recorded under several names one column (:mod:`sumlens.board.api.lineage_fold`)."""
+    recorded under several names one column (:mod:`sumlens.board.query.lineage_fold`)."""
     names: set[str] = set()
     for _, lineage in rows:
         names.update(lineage.values)

@@ -13,7 +13,7 @@ that reads back the same, 0.01 rather than 0.009999999776), metric and custom fi
 nested in dicts get dotted names (``optim.lr``). Files may be crafted: a record that is
 not a lineage event is counted, not fatal, and a run keeps at most :data:`MAX_FIELDS`
 metric, custom and hyper-parameter fields. TensorBoard's hyper-parameters join these
-fields in :mod:`sumlens.board.api.hparams_values`.
+fields in :mod:`sumlens.board.query.hparams_values`.
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ class RunLineage:
     """The merged lineage of one run: ``values`` maps column ids to typed values.
 
     Metric columns are ``metric/<name>``, custom ones ``custom/<name>``, TensorBoard's
-    hyper-parameters ``hparam/<name>`` (:mod:`sumlens.board.api.hparams_values`);
+    hyper-parameters ``hparam/<name>`` (:mod:`sumlens.board.query.hparams_values`);
     ``graph`` is the dataset graph as
     :func:`~sumlens.board.mindinsight.lineage.dataset_graph_json` gives it; ``problems``
     says what could not be read.

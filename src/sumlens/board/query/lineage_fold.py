@@ -35,7 +35,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from sumlens._hparam_names import TRAIN_FIELDS
-from sumlens.board.api.lineage_values import Value
+from sumlens.board.query.lineage_values import Value
 
 _MEANS = {alias: field for field, aliases in TRAIN_FIELDS.items() for alias in aliases}
 """A hyper-parameter name (lower case) -> the train lineage field it fills."""

@@ -1,7 +1,7 @@
 """A group's centre line and band, from its members' full-resolution points aligned by step.
 
 Each member (one series: a run, or a rank of it) is smoothed on its own whole series first
-(:func:`~sumlens.board.api.curves.smooth`, as the scalars route does), so a group of
+(:func:`~sumlens.board.query.curves.smooth`, as the scalars route does), so a group of
 smoothed curves is the mean of the curves the user sees, not a smoothed mean. The members
 are then put on the union of their steps; at a step some members lack (or hold a NaN or an
 infinity there) the statistics are over those that have a finite value, and ``count`` says
@@ -16,7 +16,7 @@ how many. A step no member has a finite value at keeps NaN (a gap).
 
 Along an axis other than step, a step's x is the mean of its members' x there (relative
 time from each member's first point, wall time, or the x tag's value joined on step:
-:func:`~sumlens.board.api.xaxis.joined`); a step where no member has an x is left out and
+:func:`~sumlens.board.query.xaxis.joined`); a step where no member has an x is left out and
 counted as ``missing``.
 """
 
@@ -27,10 +27,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sumlens.board.api.curves import Method, smooth
-from sumlens.board.api.xaxis import XAxis, joined
 from sumlens.board.data.surface import ReadSurface, SeriesRef
 from sumlens.board.errors import QueryError
+from sumlens.board.query.curves import Method, smooth
+from sumlens.board.query.xaxis import XAxis, joined
 
 STATS = ("mean", "median")
 BANDS = ("std", "minmax", "p<lo>-<hi>")

@@ -1,7 +1,7 @@
 """One series of the scalars route: placed on its x-axis, smoothed, downsampled, enveloped.
 
 Smoothing runs on the whole series in step order (points the x-axis leaves out included),
-before anything is cut or picked (see :mod:`sumlens.board.api.curves`); the downsample and
+before anything is cut or picked (see :mod:`sumlens.board.query.curves`); the downsample and
 the envelope then work on the points in range, in step order, whatever the x-axis.
 """
 
@@ -11,9 +11,9 @@ from typing import Any
 
 import numpy as np
 
-from sumlens.board.api.curves import Method, envelope, pick, smooth
-from sumlens.board.api.xaxis import XAxis, place
 from sumlens.board.data.surface import ReadSurface, SeriesRef
+from sumlens.board.query.curves import Method, envelope, pick, smooth
+from sumlens.board.query.xaxis import XAxis, place
 
 
 def scalar_series(

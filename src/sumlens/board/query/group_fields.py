@@ -1,10 +1,10 @@
 """Runs' hyper-parameter and lineage fields, to group runs by (``by=field`` of
 :mod:`sumlens.board.api.groups`).
 
-The fields are the Lineage view's rows (:class:`~sumlens.board.api.lineage_table.LineageIndex`):
+The fields are the Lineage view's rows (:class:`~sumlens.board.query.lineage_table.LineageIndex`):
 MindSpore's lineage, custom lineage and TensorBoard's hyper-parameters (``hparam/lr``),
 the run ``add_hparams`` names by the time shown as its parent's, one column per quantity
-(:mod:`sumlens.board.api.lineage_fold`): a field folded into another column names that
+(:mod:`sumlens.board.query.lineage_fold`): a field folded into another column names that
 column (``learning_rate`` names ``hparam/lr`` where the two were folded). The table is read
 only when a grouping by field asks for it, and decoded once per version of its content.
 """
@@ -16,10 +16,10 @@ from dataclasses import dataclass
 
 import orjson
 
-from sumlens.board.api.lineage_table import LineageIndex
-from sumlens.board.api.lineage_values import Value
 from sumlens.board.data.surface import ReadSurface
 from sumlens.board.errors import QueryError
+from sumlens.board.query.lineage_table import LineageIndex
+from sumlens.board.query.lineage_values import Value
 
 SHOWN_IN_ERRORS = 20
 """Field ids an error lists (a run may have up to a thousand)."""

@@ -13,14 +13,14 @@ from typing import Annotated, Any, cast
 import numpy as np
 from fastapi import Query
 
-from sumlens.board.api.curves import METHODS, Method, pick
-from sumlens.board.api.group_fields import RunFields, group_name
-from sumlens.board.api.group_stats import Aggregate, Statistic, aggregate
-from sumlens.board.api.query import Pattern, compile_pattern
-from sumlens.board.api.xaxis import XAxis
 from sumlens.board.data.annotations import Annotation
 from sumlens.board.data.surface import ReadSurface, SeriesRef
 from sumlens.board.errors import QueryError
+from sumlens.board.query.curves import METHODS, Method, pick
+from sumlens.board.query.group_fields import RunFields, group_name
+from sumlens.board.query.group_stats import Aggregate, Statistic, aggregate
+from sumlens.board.query.selection import Pattern, compile_pattern
+from sumlens.board.query.xaxis import XAxis
 
 GROUP_BY = ("regex", "tag", "field")
 

@@ -5,12 +5,12 @@ torch's ``add_hparams``, Lightning's ``TensorBoardLogger.log_hyperparams``, Hugg
 messages: an experiment (its ``metric_infos`` name the scalar tags that are the results),
 a session start (the hyper-parameter values) and a session end (the status). The newest
 kept value of each counts, as in TensorBoard. For the lineage table
-(:mod:`sumlens.board.api.lineage_values`) they become:
+(:mod:`sumlens.board.query.lineage_values`) they become:
 
 * ``hparam/<name>``: each hyper-parameter, kind hyper, typed (numbers stay numbers, bools
   are ``true``/``false``, lists their JSON text; one without a value is no value). The table
   folds them with the fields recording the same quantity (``learning_rate``, ``custom/lr``)
-  where their values agree (:mod:`sumlens.board.api.lineage_fold`).
+  where their values agree (:mod:`sumlens.board.query.lineage_fold`).
 * ``metric/<tag>`` (``metric/<group>/<tag>`` when the metric names a sub-run): the last
   value of that scalar tag, except Lightning's placeholder: ``log_hyperparams`` without
   metrics logs ``hp_metric = -1`` so that TensorBoard shows the hyper-parameters at all, and
@@ -19,7 +19,7 @@ kept value of each counts, as in TensorBoard. For the lineage table
 * ``session_status``: the session end's status (``success``, ``failure``, ``running``).
 
 Messages may be crafted: a value that cannot be read or is no hparams message is a
-problem of the run, and at most :data:`~sumlens.board.api.lineage_values.MAX_FIELDS`
+problem of the run, and at most :data:`~sumlens.board.query.lineage_values.MAX_FIELDS`
 hyper-parameters and metrics are read.
 """
 
@@ -31,10 +31,10 @@ from dataclasses import dataclass
 from google.protobuf import struct_pb2
 
 from sumlens._proto import tensorboard_plugins_pb2
-from sumlens.board.api.lineage_values import MAX_FIELDS, RunLineage, Value, add_field, typed
 from sumlens.board.data.surface import ReadSurface, SeriesRef
 from sumlens.board.errors import ValueUnreadable
 from sumlens.board.proto_json import message_json
+from sumlens.board.query.lineage_values import MAX_FIELDS, RunLineage, Value, add_field, typed
 
 PLUGIN = "hparams"
 TAGS = ("_hparams_/experiment", "_hparams_/session_start_info", "_hparams_/session_end_info")

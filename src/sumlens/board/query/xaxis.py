@@ -10,7 +10,7 @@ x has one point and the curve reads left to right by value whichever way it was 
 One that goes up and down is not (:attr:`Placed.monotonic`): its curve is drawn in step
 order and may double back, and the page says so.
 
-The built-in axes are cut by :class:`~sumlens.board.api.query.Range` as before; a range
+The built-in axes are cut by :class:`~sumlens.board.query.selection.Range` as before; a range
 along a tag axis is in that tag's units.
 """
 
@@ -20,9 +20,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sumlens.board.api.query import AXES, Range, cut
 from sumlens.board.data.surface import ReadSurface, SeriesRef
 from sumlens.board.errors import QueryError
+from sumlens.board.query.selection import AXES, Range, cut
 
 TAG_PREFIX = "tag:"
 

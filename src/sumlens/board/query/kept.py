@@ -13,9 +13,9 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from sumlens.board.api.lookup import step_index
 from sumlens.board.data.surface import ReadSurface, Samples
 from sumlens.board.errors import NotFound
+from sumlens.board.query.lookup import step_index
 
 T = TypeVar("T")
 

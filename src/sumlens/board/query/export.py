@@ -2,11 +2,12 @@
 
 Used by the download route and by ``sumlens export``, so a file saved from the page and one
 written on the command line hold the same rows: ``run, rank, tag, step, wall_time,
-value`` at full resolution, series after series in the order :func:`~sumlens.board.api.query.select`
-gives. Rows are produced a series (and a bounded block) at a time, so exporting many runs
-needs memory for one block, not for the whole selection.
+value`` at full resolution, series after series in the order
+:func:`~sumlens.board.query.selection.select` gives. Rows are produced a series (and a
+bounded block) at a time, so exporting many runs needs memory for one block, not for the
+whole selection.
 
-Along a tag axis (``tag:epoch``, :mod:`sumlens.board.api.xaxis`) each row also holds its
+Along a tag axis (``tag:epoch``, :mod:`sumlens.board.query.xaxis`) each row also holds its
 ``x``, the x tag's value at its step: empty (``null`` in JSON) where the x tag has none,
 and with a range only the rows whose x is in it.
 """
@@ -22,11 +23,11 @@ from typing import Any, Literal
 import numpy as np
 import orjson
 
-from sumlens.board.api.query import select
-from sumlens.board.api.xaxis import XAxis, place
 from sumlens.board.csv_cells import safe_cell
 from sumlens.board.data.annotations import Annotation
 from sumlens.board.data.surface import ReadSurface, SeriesRef
+from sumlens.board.query.selection import select
+from sumlens.board.query.xaxis import XAxis, place
 
 Format = Literal["csv", "json", "parquet"]
 FORMATS = ("csv", "json", "parquet")
