@@ -1,8 +1,10 @@
 """The plugin registry (:mod:`sumlens.board.plugins`) and the settings that read it: every
-list of plugins the server keeps is derived from the one declaration per plugin."""
+list of plugins the server keeps is derived from the one declaration per plugin, MindInsight's
+too, and no other list is written in the server's source."""
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 from pathlib import Path
@@ -11,13 +13,30 @@ import pytest
 from fastapi import APIRouter
 from fastapi.routing import APIRoute
 from helpers.memory_surface import MemorySurface
+from helpers.source_imports import SRC, where
 
 from sumlens.board import plugins
 from sumlens.board.api import plugins as plugin_api
+from sumlens.board.mindinsight import graph_nodes, jobs
 from sumlens.board.query import lineage_table
 from sumlens.board.server.app import create_app, plugin_router_factories
 from sumlens.board.settings import BoardSettings, BoardSettingsError, parse_caps
 from sumlens.io import PLUGINS as READ_PLUGINS
+
+MINDINSIGHT_ORDER = (
+    "image",
+    "scalar",
+    "graph",
+    "optimized_graph",
+    "histogram",
+    "tensor",
+    "loss_landscape",
+)
+"""MindInsight 2.3.1's plugins, in its order (``PluginNameEnum``: what its routes list)."""
+KNOWN_LISTS = {
+    ("sumlens/board/api/graph.py", ("graph", "dataset_graph")): "the plugins /graph draws",
+}
+"""Literal lists of plugin names the server keeps beside the registry, and why."""
 
 
 def _paths(router: APIRouter) -> set[str]:
@@ -58,6 +77,56 @@ def test_the_api_lists_are_derived_from_the_declarations() -> None:
         "dataset_graph",
         "hparams",
     }
+
+
+def test_mindinsight_s_plugins_are_derived_from_the_declarations() -> None:
+    assert plugins.MINDINSIGHT_PLUGINS == MINDINSIGHT_ORDER
+    places = sorted(place for plugin in plugins.PLUGINS for place, _ in plugin.mindinsight)
+    assert places == list(range(len(MINDINSIGHT_ORDER)))
+    shown_as = {name: p.name for p in plugins.PLUGINS for _, name in p.mindinsight}
+    assert shown_as == {
+        "image": "image",
+        "scalar": "scalar",
+        "graph": "graph",
+        "optimized_graph": "graph",  # the same GraphProto, simplified (mindinsight/jobs.py)
+        "histogram": "histogram",
+        "tensor": "tensor",
+        "loss_landscape": "landscape",
+    }
+    assert jobs.PLUGINS is plugins.MINDINSIGHT_PLUGINS
+    assert tuple(f"[:{name}]" for name in MINDINSIGHT_ORDER) == graph_nodes.PLUGIN_SUFFIXES
+    # MindInsight's caps (its contract, kept in its wing) name only its plugins
+    assert set(jobs.SAMPLES_PER_TAG) | set(jobs.TAGS_PER_PLUGIN) <= set(MINDINSIGHT_ORDER)
+
+
+def _plugin_lists(tree: ast.Module, names: frozenset[str]) -> list[tuple[ast.AST, tuple[str, ...]]]:
+    """Each tuple, list or set written in ``tree`` of two or more strings, all plugin names."""
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Tuple | ast.List | ast.Set) or len(node.elts) < 2:
+            continue
+        items = [item.value for item in node.elts if isinstance(item, ast.Constant)]
+        if len(items) == len(node.elts) and all(item in names for item in items):
+            found.append((node, tuple(items)))
+    return found
+
+
+def test_the_server_writes_no_other_list_of_plugins() -> None:
+    """Both faces, the query layer and the snapshot name plugins from the registry: a tuple,
+    list or set of plugin names (ours or MindInsight's) written anywhere else in
+    ``sumlens.board`` is a second list to forget when a plugin comes. Maps from a plugin to
+    what a face does with it (MindInsight's caps, its graph modes) are not lists."""
+    names = frozenset(p.name for p in plugins.PLUGINS) | set(plugins.MINDINSIGHT_PLUGINS)
+    registry = Path(plugins.__file__).resolve()
+    found = []
+    for path in sorted((SRC / "board").rglob("*.py")):
+        if path.resolve() == registry:
+            continue
+        for node, items in _plugin_lists(ast.parse(path.read_text()), names):
+            module = path.relative_to(SRC.parent).as_posix()
+            if (module, items) not in KNOWN_LISTS:
+                found.append(f"{where(path, node)}: {items}")
+    assert found == []
 
 
 def test_every_declared_router_is_served_once(tmp_path: Path) -> None:

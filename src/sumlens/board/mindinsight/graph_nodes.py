@@ -13,7 +13,9 @@ answers as MindInsight 2.3.1 does:
    into an *aggregation scope* ``<type>[<count>]_<i>``; an aggregation of parameters is
    laid out apart (*independent layout*), with proxy edges to what it feeds;
 4. every prefix of a name becomes a *name scope* that carries the edges leaving it
-   (a node whose name is also a prefix is renamed ``(<name>)``);
+   (a node whose name is also a prefix is renamed ``(<name>)``): the scopes of the tree
+   ``/api/v1`` draws too (:mod:`sumlens.board.query.graph_scopes`), numbered in
+   :attr:`NodeGraph.scopes`;
 5. constants are copied into each scope that uses them, like parameters;
 6. each scope counts its direct children.
 
@@ -39,7 +41,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sumlens._proto import anf_ir_pb2
+from sumlens.board.plugins import MINDINSIGHT_PLUGINS
 from sumlens.board.proto_text import data_type_name, known_data_type, text_format, type_name
+from sumlens.board.query.graph_scopes import ScopeTree, enclosing, holds, join, operator_name
 
 NAME_SCOPE = "name_scope"
 AGGREGATION_SCOPE = "aggregation_scope"
@@ -50,15 +54,7 @@ PASS_THROUGH = frozenset({"Load", "TupleGetItem", "MakeTuple", "UpdateState"})
 LINKS = ("inputs", "outputs", "proxy_inputs", "proxy_outputs")
 MAX_ATTRIBUTE_BYTES = 1024
 """Attribute values larger than this (serialized) are left out (constants: their dtype only)."""
-PLUGIN_SUFFIXES = (
-    "[:image]",
-    "[:scalar]",
-    "[:graph]",
-    "[:optimized_graph]",
-    "[:histogram]",
-    "[:tensor]",
-    "[:loss_landscape]",
-)
+PLUGIN_SUFFIXES = tuple(f"[:{plugin}]" for plugin in MINDINSIGHT_PLUGINS)
 """Full names of summary operators end with one of these; such nodes keep their proto name."""
 _FORBIDDEN = frozenset('<>"')
 _DT_TENSOR = anf_ir_pb2.DataType.Value("DT_TENSOR")
@@ -67,11 +63,6 @@ _DT_TUPLE = anf_ir_pb2.DataType.Value("DT_TUPLE")
 
 class GraphError(ValueError):
     """The graph cannot be shown (a node name MindInsight refuses, an edge to nothing)."""
-
-
-def join(scope: str, name: str) -> str:
-    """``scope/name``, or ``name`` at the root."""
-    return f"{scope}/{name}" if scope else name
 
 
 @dataclass(eq=False)
@@ -124,6 +115,8 @@ class NodeGraph:
     def __init__(self, optimized: bool = False) -> None:
         self.optimized = optimized
         self.nodes: dict[str, GraphNode] = {}
+        self.scopes = ScopeTree()
+        """The name scopes, numbered by the scope tree ``/api/v1`` numbers its scopes with."""
         self._by_id: dict[str, str] = {}
         self._kept: dict[str, dict[str, GraphNode]] = {PARAMETER: {}, CONST: {}}
 
@@ -200,12 +193,9 @@ class NodeGraph:
         """The root's nodes, then each enclosing scope's nodes down to ``name``."""
         answer: dict[str, Any] = {"nodes": self.list_scope(), "scope_name": "", "children": {}}
         level = answer["children"]
-        at = name.find("/")
-        while at != -1:
-            scope = name[:at]
+        for scope in enclosing(name):
             level.update({"nodes": self.list_scope(scope), "scope_name": scope, "children": {}})
             level = level["children"]
-            at = name.find("/", at + 1)
         return answer
 
     # ------------------------------------------------------------------ the maps
@@ -241,9 +231,7 @@ class NodeGraph:
                 touched[target] = other
                 if not with_scopes:
                     continue
-                at = target.find("/")
-                while at != -1:
-                    scope, at = target[:at], target.find("/", at + 1)
+                for scope in enclosing(target):
                     if scope not in touched and (holder := self._get(scope)) is not None:
                         touched[scope] = holder
         for other in touched.values():
@@ -272,11 +260,10 @@ class NodeGraph:
             ):
                 continue
             node_id = proto.name.split("/")[-1].split("op")[-1]
-            name = join(proto.scope, f"{proto.op_type}-op{node_id}")
-            if proto.full_name:
-                name = proto.full_name
-                if proto.full_name.lower().endswith(PLUGIN_SUFFIXES):
-                    name = join(proto.scope, f"{proto.op_type}-op{proto.name}")
+            if proto.full_name.lower().endswith(PLUGIN_SUFFIXES):  # named by its proto name
+                name = operator_name(proto.scope, proto.op_type, proto.name)
+            else:
+                name = operator_name(proto.scope, proto.op_type, node_id, proto.full_name)
             node = GraphNode(_checked(name), node_id, type=proto.op_type, order=order)
             for attribute in proto.attribute:
                 if attribute.value.ByteSize() > MAX_ATTRIBUTE_BYTES:
@@ -450,12 +437,11 @@ class NodeGraph:
 
     def _inherit(self, parent: GraphNode, children: list[GraphNode]) -> None:
         """Give ``parent`` the edges of ``children`` that leave it (not those to constants)."""
-        inside = f"{parent.name}/"
         for kind in LINKS:
             for child in children:
                 for target, attrs in child.links[kind].items():
                     other = self._get(target)
-                    if other is None or target.startswith(inside) or other.type == CONST:
+                    if other is None or holds(parent.name, target) or other.type == CONST:
                         continue
                     parent.link(kind, target, attrs)
 
@@ -499,36 +485,41 @@ class NodeGraph:
         return node
 
     def _add_name_scopes(self) -> None:
-        """Every prefix of a node name becomes a name scope holding the edges that leave it."""
+        """Every scope of the nodes' names becomes a name scope holding the edges that leave
+        it, unless an aggregation scope has its name. A name starting with ``/`` is in no name
+        scope (as MindInsight)."""
         made: dict[str, GraphNode] = {}
         order = list(self.nodes)
-        at_name = 0
-        while at_name < len(order):
-            name = order[at_name]
-            at_name += 1
+        for name in order:  # grows: a node that gives way is taken again under its new name
             node = self._get(name)
             if node is None:
                 continue
-            at, before = name.find("/"), None
-            while at > 0:
-                scope = name[:at]
+            for scope in enclosing(name):
+                if not scope:
+                    break
                 holder = made.get(scope)
                 if holder is None:
-                    clash = self._get(scope)
-                    if clash is not None and clash.type == AGGREGATION_SCOPE:
-                        before, at = at, name.find("/", at + 1)
+                    holder = self._name_scope(scope, order)
+                    if holder is None:
                         continue
-                    if clash is not None:  # a node named like a scope gives way: "(name)"
-                        new_name = join(clash.scope, f"({scope.split('/')[-1]})")
-                        self._rename(clash, new_name, with_scopes=True)
-                        order.append(new_name)
-                    holder = GraphNode(scope, scope, type=NAME_SCOPE)
-                    holder.scope = "" if before is None else name[:before]
                     made[scope] = holder
                 self._inherit(holder, [node])
-                before, at = at, name.find("/", at + 1)
         for holder in made.values():
             self._store(holder)
+
+    def _name_scope(self, scope: str, order: list[str]) -> GraphNode | None:
+        """A new name scope ``scope``, numbered in :attr:`scopes`; None where an aggregation
+        scope has that name. A node of that name gives way: it is renamed ``(name)`` and its
+        new name is added to ``order``."""
+        clash = self._get(scope)
+        if clash is not None and clash.type == AGGREGATION_SCOPE:
+            return None
+        if clash is not None:
+            new_name = join(clash.scope, f"({scope.split('/')[-1]})")
+            self._rename(clash, new_name, with_scopes=True)
+            order.append(new_name)
+        number = self.scopes.add(scope)
+        return GraphNode(scope, scope, type=NAME_SCOPE, scope=self.scopes.parent_name(number))
 
     def _count_children(self) -> None:
         counts: dict[str, int] = defaultdict(int)

@@ -50,12 +50,13 @@ from sumlens.board.mindinsight.values import (
     summarize_tensor,
     tensor_values,
 )
+from sumlens.board.plugins import MINDINSIGHT_PLUGINS
 from sumlens.io import NotAnEventFileError, ReadStats, masked_crc32c
 from sumlens.io.decode import check_ms_value
 from sumlens.io.naming import mindinsight_order, summary_number
 
-PLUGINS = ("image", "scalar", "graph", "optimized_graph", "histogram", "tensor", "loss_landscape")
-"""MindInsight's plugin names, in its order."""
+PLUGINS = MINDINSIGHT_PLUGINS
+"""MindInsight's plugin names, in its order (declared in :mod:`sumlens.board.plugins`)."""
 SAMPLES_PER_TAG = {
     "scalar": 1000,
     "image": 10,
@@ -64,8 +65,10 @@ SAMPLES_PER_TAG = {
     "histogram": 50,
     "tensor": 20,
 }
+"""Values a tag keeps, by MindInsight's plugin name (:data:`DEFAULT_SAMPLES` for the others)."""
 DEFAULT_SAMPLES = 500
 TAGS_PER_PLUGIN = {"graph": 10, "optimized_graph": 10, "tensor": 6}
+"""Tags a job keeps of these plugins (each also counts in :data:`MAX_TAGS`)."""
 MAX_TAGS = 300
 MAX_DELETED_TAGS = MAX_TAGS * 100
 KEPT_TAGS = frozenset({"ms_output_optimize.pb", "ms_output_optimize.pb (optimized)"})
@@ -406,10 +409,10 @@ def _values(event: summary_pb2.Event, file: str, where: Where) -> Any:
     """(plugin, tag, kept value) of each value of an event, in MindInsight's order."""
     kind = event.WhichOneof("what")
     if kind == "graph_def":
-        for plugin, tag, optimized in (("graph", file, False), ("optimized_graph", "", True)):
+        for graph_plugin, tag, optimized in (("graph", file, False), ("optimized_graph", "", True)):
             graph = NodeGraph.build(event.graph_def, optimized)
             if not graph.empty:
-                yield plugin, tag or f"{file} (optimized)", graph
+                yield graph_plugin, tag or f"{file} (optimized)", graph
         return
     if kind != "summary":
         return

@@ -1,14 +1,12 @@
 """Lineage as MindInsight's ``POST /v1/mindinsight/lineagemgr/lineages`` returns it.
 
-A train job's lineage comes from its ``_lineage`` files, read in MindInsight's order (by the
-seconds in the name, then the name, descending). From each file the *last* train lineage,
-evaluation lineage and dataset graph count, and every custom lineage record:
-
-* the first file that holds a train or evaluation lineage or a dataset graph starts the
-  job's lineage (earlier files, and later ones holding none of the three, are skipped
-  whole, custom lineage too, as MindInsight skips them);
-* a train lineage or dataset graph in a later file starts it afresh (custom lineage and
-  metrics too); an evaluation lineage only adds its metric and dataset.
+A train job's lineage files are merged by MindInsight's rules in
+:mod:`sumlens.board.query.lineage_merge`, which the lineage table of ``/api/v1`` uses too:
+in MindInsight's order, the last train lineage, evaluation lineage and dataset graph of
+each file and its custom lineage; a file holding none of the three is skipped whole; a
+train lineage or dataset graph starts the lineage afresh. A job whose files hold custom
+lineage only has none, as in MindInsight. Here the merged values take MindInsight's JSON
+shapes (:class:`JobLineage`), its compatibility contract.
 
 :func:`query` then filters, sorts and pages the jobs as MindInsight's lineage querier does
 (newest job first by default) and lists the types of the metric and custom columns.
@@ -17,16 +15,16 @@ evaluation lineage and dataset graph count, and every custom lineage record:
 from __future__ import annotations
 
 import functools
-import json
+import math
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sumlens._proto import lineage_pb2
 from sumlens.board.proto_text import dataset_graph_json, message_dict
-from sumlens.io import NotAnEventFileError, RecordFile
+from sumlens.board.query.lineage_merge import MergedLineage, merge_lineage
+from sumlens.io import RecordFile
 
 
 def _dataset_columns(column: str, section: str) -> dict[str, tuple[str, str | None]]:
@@ -104,8 +102,8 @@ class JobLineage:
             return self.train_id
         if key not in FIELDS:
             return None
-        section, name = FIELDS[key]
-        return (self.info.get(section) or {}).get(name)
+        section, entry = FIELDS[key]
+        return (self.info.get(section) or {}).get(entry)
 
     def model_lineage(self) -> dict[str, Any]:
         """The ``model_lineage`` object of a row."""
@@ -118,90 +116,43 @@ class JobLineage:
 def read_lineage(
     train_id: str, files: list[RecordFile], update_time: datetime
 ) -> tuple[JobLineage | None, bool]:
-    """The lineage of a train job (or None) from the records of its lineage files, in
-    MindInsight's order, and whether every file could be read (a file that cannot be read
-    now adds nothing, as MindInsight skips it)."""
-    lineage: JobLineage | None = None
-    whole = True
-    for records in files:
-        try:
-            train, evaluation, dataset, custom = _scan(records)
-        except OSError:
-            whole = False
-            continue
-        if train is None and evaluation is None and dataset is None:
-            continue
-        if lineage is None:
-            lineage = JobLineage(train_id, update_time)
-            _reset(lineage)
-        if train is not None or dataset is not None:
-            _reset(lineage)
-        for values in custom:
-            lineage.info["user_defined"].update(values)
-        if train is not None:
-            lineage.info.update(message_dict(train))
-            size = lineage.info.get("model", {}).get("size")
-            if size:
-                lineage.info["model"]["size"] = int(size)
-        if evaluation is not None:
-            lineage.info.update(message_dict(evaluation))
-            metric = lineage.info.get("metric")
-            lineage.info["metric"] = _metric(metric)
-        if dataset is not None:
-            lineage.info["dataset_graph"] = dataset_graph_json(dataset)
-    return lineage, whole
+    """The lineage of a train job (or None) from the records of its lineage files, and
+    whether every file could be read (a file that cannot be read now adds nothing, as
+    MindInsight skips it)."""
+    merged = merge_lineage({records.path.name: records for records in files})
+    if not merged.started:
+        return None, merged.whole
+    return JobLineage(train_id, update_time, _info(merged)), merged.whole
 
 
-def _reset(lineage: JobLineage) -> None:
-    lineage.info = {section: {} for section in SECTIONS}
+def _info(merged: MergedLineage) -> dict[str, Any]:
+    """Each section of a merged lineage as MindInsight's ``MessageToDict`` gives it."""
+    info: dict[str, Any] = {section: {} for section in SECTIONS}
+    info["user_defined"] = _json_values(merged.custom)
+    if merged.train is not None:
+        info.update(message_dict(merged.train))
+        size = info["model"].get("size")
+        if size:  # MessageToDict gives an int64 as text; MindInsight makes it an int again
+            info["model"]["size"] = int(size)
+    if merged.valid_dataset is not None:
+        info["valid_dataset"] = message_dict(merged.valid_dataset)
+    info["metric"] = merged.metrics
+    if merged.dataset_graph is not None:
+        info["dataset_graph"] = dataset_graph_json(merged.dataset_graph)
+    return info
 
 
-def _metric(text: Any) -> dict[str, Any]:
-    if isinstance(text, dict):
-        return text
-    try:
-        found = json.loads(text) if text else {}
-    except (ValueError, RecursionError):  # a crafted text may nest past Python's stack
-        return {}
-    return found if isinstance(found, dict) else {}
-
-
-def _scan(records: RecordFile) -> tuple[Any, Any, Any, list[dict[str, Any]]]:
-    """The last train lineage, evaluation lineage and dataset graph of a file, and all of
-    its custom lineage (as dicts); OSError when the file cannot be read."""
-    last: dict[str, Any] = {}
-    custom: list[dict[str, Any]] = []
-    try:
-        payloads = list(records.read_payloads())
-    except NotAnEventFileError:
-        return None, None, None, []
-    for payload in payloads:
-        try:
-            event = lineage_pb2.LineageEvent.FromString(payload)
-        except Exception:  # protobuf's DecodeError: a record that is not a lineage event
-            continue
-        kind = event.WhichOneof("what")
-        if kind == "user_defined_info":
-            custom.append(_custom(message_dict(event.user_defined_info)))
-        elif kind in ("train_lineage", "evaluation_lineage", "dataset_graph"):
-            last[kind] = getattr(event, kind)
-    return (
-        last.get("train_lineage"),
-        last.get("evaluation_lineage"),
-        last.get("dataset_graph"),
-        custom,
-    )
-
-
-def _custom(info: dict[str, Any]) -> dict[str, Any]:
-    """``{name: value}`` of a UserDefinedInfo (as a dict): the first item of the first map
-    of each entry; a nested UserDefinedInfo (``map_dict``) becomes a dict too."""
-    values: dict[str, Any] = {}
-    for entry in info.get("user_info", []):
-        if entry:
-            key, value = next(iter(next(iter(entry.values())).items()))
-            values[key] = _custom(value) if isinstance(value, dict) else value
-    return values
+def _json_values(values: dict[str, Any]) -> dict[str, Any]:
+    """Custom lineage values as ``MessageToDict`` gives them: a NaN or infinite double as
+    ``"NaN"``, ``"Infinity"`` or ``"-Infinity"``."""
+    shown: dict[str, Any] = {}
+    for key, value in values.items():
+        if isinstance(value, dict):
+            value = _json_values(value)
+        elif isinstance(value, float) and not math.isfinite(value):
+            value = "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+        shown[key] = value
+    return shown
 
 
 # ---------------------------------------------------------------------- querying
@@ -261,8 +212,7 @@ def query(lineages: list[JobLineage], condition: dict[str, Any]) -> dict[str, An
         name = condition["sorted_name"]
         reverse = condition.get("sorted_type") == "descending"
         if name != "tag":  # the tag users add (PUT) is not stored: all None, order kept
-            key = functools.cmp_to_key(lambda a, b: _compare(a.value(name), b.value(name)))
-            chosen = sorted(chosen, key=key, reverse=reverse)
+            chosen = sorted(chosen, key=_by_column(name), reverse=reverse)
     page = chosen
     if "limit" in condition or "offset" in condition:
         limit, offset = condition.get("limit", 10), condition.get("offset", 0)
@@ -294,6 +244,15 @@ def _matches(item: JobLineage, condition: dict[str, Any]) -> bool:
             except TypeError:
                 return False
     return True
+
+
+def _by_column(name: str) -> Callable[[JobLineage], Any]:
+    """A sort key that orders jobs by their values of column ``name`` (:func:`_compare`)."""
+
+    def compare(first: JobLineage, second: JobLineage) -> int:
+        return _compare(first.value(name), second.value(name))
+
+    return functools.cmp_to_key(compare)
 
 
 def _compare(first: Any, second: Any) -> int:

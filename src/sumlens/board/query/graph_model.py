@@ -7,7 +7,8 @@ MindSpore's):
 
 * an operator is named by its ``full_name`` (``Default/fc1-Dense/MatMul-op0``), or
   ``<scope>/<op_type>-op<name>`` without one; its scope is the path before the last ``/``,
-  and every prefix of a scope is a scope too;
+  and every prefix of a scope is a scope too (the scope tree of :mod:`.graph_scopes`, which
+  MindInsight's face builds its name scopes with);
 * a parameter (a weight, a model input) sits in the innermost scope that holds all the
   operators using it, so a layer's weights are inside the layer; a constant is copied into
   each scope that uses it (MindInsight does the same), so one shared constant does not pull
@@ -38,6 +39,7 @@ from sumlens.board.proto_text import (
     text_format,
     type_name,
 )
+from sumlens.board.query.graph_scopes import ScopeTree, join, operator_name, scope_of
 
 OPERATOR = "operator"
 PARAMETER = "parameter"
@@ -48,11 +50,6 @@ MAX_ATTRIBUTE_BYTES = 1024
 _DT_TENSOR = anf_ir_pb2.DataType.Value("DT_TENSOR")
 _CONTROL = anf_ir_pb2.InputProto.CONTROL_EDGE
 _SEQUENCES = (anf_ir_pb2.DataType.Value("DT_LIST"), anf_ir_pb2.DataType.Value("DT_TUPLE"))
-
-
-def join(scope: str, name: str) -> str:
-    """``scope/name``, or ``name`` at the root."""
-    return f"{scope}/{name}" if scope else name
 
 
 @dataclass
@@ -82,60 +79,22 @@ class ViewNode:
         }
 
 
-class ScopeTree:
-    """Scope paths numbered from 0 (the root, ""), each with its parent's number."""
-
-    def __init__(self) -> None:
-        self.names: list[str] = [""]
-        self.parents: list[int] = [-1]
-        self._index: dict[str, int] = {"": 0}
-
-    def add(self, path: str) -> int:
-        """The number of ``path``, adding it and its missing ancestors."""
-        missing = []
-        while path not in self._index:  # a loop, not recursion: a name may hold many "/"
-            missing.append(path)
-            path = path.rsplit("/", 1)[0] if "/" in path else ""
-        number = self._index[path]
-        for name in reversed(missing):
-            self.parents.append(number)
-            number = self._index[name] = len(self.names)
-            self.names.append(name)
-        return number
-
-    def common(self, first: int, second: int) -> int:
-        """The innermost scope holding both."""
-        above = set()
-        while first >= 0:
-            above.add(first)
-            first = self.parents[first]
-        while second not in above:
-            second = self.parents[second]
-        return second
-
-    def to_json(self, nodes: list[ViewNode]) -> list[dict[str, Any]]:
-        """Each scope with its parent, direct node count and total node count below it."""
-        direct = [0] * len(self.names)
-        for node in nodes:
-            direct[node.scope] += 1
-        total = list(direct)
-        for index in range(len(self.names) - 1, 0, -1):  # children are numbered after parents
-            total[self.parents[index]] += total[index]
-        return [
-            {"name": name, "parent": parent, "nodes": count, "total": whole}
-            for name, parent, count, whole in zip(
-                self.names, self.parents, direct, total, strict=True
-            )
-        ]
-
-
 def _view(name: str, tree: ScopeTree, nodes: list[ViewNode], problems: list[str]) -> dict:
     return {
         "name": name,
-        "scopes": tree.to_json(nodes),
+        "scopes": _scopes_json(tree, nodes),
         "nodes": [node.to_json() for node in nodes],
         "problems": problems,
     }
+
+
+def _scopes_json(tree: ScopeTree, nodes: list[ViewNode]) -> list[dict[str, Any]]:
+    """Each scope with its parent, direct node count and total node count below it."""
+    direct, total = tree.counts(node.scope for node in nodes)
+    return [
+        {"name": name, "parent": parent, "nodes": count, "total": whole}
+        for name, parent, count, whole in zip(tree.names, tree.parents, direct, total, strict=True)
+    ]
 
 
 def network_view(proto: anf_ir_pb2.GraphProto) -> dict[str, Any]:
@@ -144,8 +103,8 @@ def network_view(proto: anf_ir_pb2.GraphProto) -> dict[str, Any]:
     nodes: list[ViewNode] = []
     by_id: dict[str, int] = {}
     for operator in proto.node:
-        name = operator.full_name or join(operator.scope, f"{operator.op_type}-op{operator.name}")
-        scope = tree.add(name.rsplit("/", 1)[0] if "/" in name else "")
+        name = operator_name(operator.scope, operator.op_type, operator.name, operator.full_name)
+        scope = tree.add(scope_of(name))
         node = ViewNode(name, operator.op_type or "(no type)", OPERATOR, scope)
         node.attrs = {item.name: _attribute_text(item.value) for item in operator.attribute}
         node.dtype, node.shape = _dtype(operator.output_type), shapes(operator.output_type)
@@ -175,7 +134,7 @@ def network_view(proto: anf_ir_pb2.GraphProto) -> dict[str, Any]:
     placed: dict[tuple[str, int], int] = {}
     for name, item in parameters.items():
         if "/" in name:  # a path: it sits there
-            scope, shown = tree.add(name.rsplit("/", 1)[0]), name
+            scope, shown = tree.add(scope_of(name)), name
         else:
             scopes = users.get(name, [0])
             scope = scopes[0]
@@ -190,7 +149,7 @@ def network_view(proto: anf_ir_pb2.GraphProto) -> dict[str, Any]:
         source = placed.get((name, -1))
         if source is None and "/" in name:  # a constant named by a path: once, there
             source = placed[(name, -1)] = len(nodes)
-            scope = tree.add(name.rsplit("/", 1)[0])
+            scope = tree.add(scope_of(name))
             nodes.append(_constant(constants[name], name, scope))
         elif source is None:  # a constant: one copy per scope using it
             scope = nodes[consumer].scope
@@ -200,10 +159,10 @@ def network_view(proto: anf_ir_pb2.GraphProto) -> dict[str, Any]:
                 nodes.append(_constant(constants[name], join(tree.names[scope], name), scope))
         nodes[consumer].inputs[position][0] = source
     used = {name for name, _ in placed}
-    for name, item in constants.items():  # none uses it: shown once, at its path or the top
+    for name, constant in constants.items():  # none uses it: shown once, at its path or the top
         if name not in used:
-            scope = tree.add(name.rsplit("/", 1)[0] if "/" in name else "")
-            nodes.append(_constant(item, name, scope))
+            scope = tree.add(scope_of(name))
+            nodes.append(_constant(constant, name, scope))
     problems = []
     if unresolved:
         problems.append(

@@ -2,11 +2,10 @@
 
 A run's ``_lineage`` files (their records, as the read surface hands them over:
 :meth:`~sumlens.board.data.surface.ReadSurface.record_file`; no file is opened here) are
-read in MindInsight's order (:func:`~sumlens.io.naming.mindinsight_order`) and merged as
-MindInsight merges them (:mod:`sumlens.board.mindinsight.lineage`): a train lineage or a
-dataset graph starts the lineage afresh, an evaluation lineage adds its metrics and
-validation data, and custom lineage records add their fields. Unlike MindInsight, a run
-holding custom lineage only (``sumlens.lineage.from_config``) is listed too.
+merged as MindInsight merges them, by the merge MindInsight's face uses too
+(:mod:`sumlens.board.query.lineage_merge`), so both faces pick the same values. Unlike
+MindInsight, a run holding custom lineage only (``sumlens.lineage.from_config``) is listed
+too.
 
 Every field keeps its type: numbers stay numbers (float32 fields as the shortest decimal
 that reads back the same, 0.01 rather than 0.009999999776), metric and custom fields
@@ -26,8 +25,8 @@ from typing import Any
 
 from sumlens._proto import lineage_pb2
 from sumlens.board.proto_text import dataset_graph_json, shortest_float32
-from sumlens.io import NotAnEventFileError, ReadStats, RecordFile
-from sumlens.io.naming import mindinsight_order
+from sumlens.board.query.lineage_merge import merge_lineage
+from sumlens.io import RecordFile
 
 Value = int | float | str | None
 MAX_FIELDS = 1000
@@ -82,9 +81,8 @@ class RunLineage:
 
     Metric columns are ``metric/<name>``, custom ones ``custom/<name>``, TensorBoard's
     hyper-parameters ``hparam/<name>`` (:mod:`sumlens.board.query.hparams_values`);
-    ``graph`` is the dataset graph as
-    :func:`~sumlens.board.mindinsight.lineage.dataset_graph_json` gives it; ``problems``
-    says what could not be read.
+    ``graph`` is the dataset graph as :func:`~sumlens.board.proto_text.dataset_graph_json`
+    gives it; ``problems`` says what could not be read.
     """
 
     values: dict[str, Value] = field(default_factory=dict)
@@ -92,68 +90,27 @@ class RunLineage:
     problems: list[str] = field(default_factory=list)
     extra_fields: int = 0
 
-    def reset(self) -> None:
-        """Start afresh (a new train lineage or dataset graph), keeping the problems."""
-        self.values, self.graph, self.extra_fields = {}, None, 0
-
 
 def read_run_lineage(files: Mapping[str, RecordFile | None]) -> RunLineage | None:
     """The lineage of a run's lineage files (each name with its records; None for a file the
-    run no longer has), or None if they hold none."""
-    lineage = RunLineage()
-    found = False
-    for name in mindinsight_order(list(files)):
-        train, evaluation, graph, custom = _scan(name, files[name], lineage.problems)
-        if train is not None or graph is not None:
-            lineage.reset()
-        for info in custom:
-            _add_custom(lineage, info)
-        if train is not None:
-            _add_train(lineage.values, train)
-        if evaluation is not None:
-            _add_evaluation(lineage, evaluation)
-        if graph is not None:
-            lineage.graph = dataset_graph_json(graph)
-            lineage.values["pipeline"] = pipeline_text(lineage.graph)
-        found = found or any(x is not None for x in (train, evaluation, graph)) or bool(custom)
-    return lineage if found else None
-
-
-def _scan(
-    name: str, records: RecordFile | None, problems: list[str]
-) -> tuple[Any, Any, Any, list[Any]]:
-    """The last train lineage, evaluation lineage and dataset graph of file ``name`` (its
-    ``records``), and all of its custom lineage records."""
-    last: dict[str, Any] = {}
-    custom: list[Any] = []
-    if records is None:
-        problems.append(f"{name}: the run no longer has this file")
-        return None, None, None, custom
-    stats = ReadStats()
-    undecodable = 0
-    try:
-        for payload in records.read_payloads(stats):
-            try:
-                event = lineage_pb2.LineageEvent.FromString(payload)
-            except Exception:  # protobuf's DecodeError: not a lineage event
-                undecodable += 1
-                continue
-            kind = event.WhichOneof("what")
-            if kind == "user_defined_info":
-                custom.append(event.user_defined_info)
-            elif kind in ("train_lineage", "evaluation_lineage", "dataset_graph"):
-                last[kind] = getattr(event, kind)
-    except (OSError, NotAnEventFileError) as err:
-        problems.append(f"{name}: {type(err).__name__}: {err}")
-    bad = undecodable + stats.corrupt_records
-    if bad:
-        problems.append(f"{name}: {bad} record(s) could not be read")
-    return (
-        last.get("train_lineage"),
-        last.get("evaluation_lineage"),
-        last.get("dataset_graph"),
-        custom,
-    )
+    run no longer has), merged by :func:`~sumlens.board.query.lineage_merge.merge_lineage`,
+    or None if they hold none."""
+    merged = merge_lineage(files)
+    if not merged.started and not merged.custom:
+        return None
+    lineage = RunLineage(problems=merged.problems)
+    _flatten(lineage, "custom/", merged.custom, 0)
+    if merged.train is not None:
+        _add_train(lineage.values, merged.train)
+    if merged.valid_dataset is not None:
+        for name in ("valid_dataset_path", "valid_dataset_size"):
+            if merged.valid_dataset.HasField(name):
+                lineage.values[name] = getattr(merged.valid_dataset, name)
+    _flatten(lineage, "metric/", merged.metrics, 0)
+    if merged.dataset_graph is not None:
+        lineage.graph = dataset_graph_json(merged.dataset_graph)
+        lineage.values["pipeline"] = pipeline_text(lineage.graph)
+    return lineage
 
 
 def _float32(value: float) -> float | None:
@@ -187,39 +144,6 @@ def _checkpoint(text: str) -> str | None:
         path = found.get("ckpt")
         return str(path) if path else None
     return text or None
-
-
-def _add_evaluation(lineage: RunLineage, evaluation: lineage_pb2.EvaluationLineage) -> None:
-    if evaluation.HasField("valid_dataset"):
-        dataset = evaluation.valid_dataset
-        for name in ("valid_dataset_path", "valid_dataset_size"):
-            if dataset.HasField(name):
-                lineage.values[name] = getattr(dataset, name)
-    if evaluation.metric:
-        try:
-            metrics = json.loads(evaluation.metric)
-        except (ValueError, RecursionError):  # a crafted text may nest past Python's stack
-            lineage.problems.append("the evaluation metrics are not JSON that can be read")
-            return
-        if isinstance(metrics, dict):
-            _flatten(lineage, "metric/", metrics, 0)
-
-
-def _add_custom(lineage: RunLineage, info: lineage_pb2.UserDefinedInfo) -> None:
-    _flatten(lineage, "custom/", _custom_dict(info, 0), 0)
-
-
-def _custom_dict(info: lineage_pb2.UserDefinedInfo, depth: int) -> dict[str, Any]:
-    """Every key of a UserDefinedInfo, its entries' too; nested ones as dicts."""
-    found: dict[str, Any] = {}
-    for name in ("map_int32", "map_double", "map_str"):
-        found.update(getattr(info, name))
-    for key, inner in info.map_dict.items():
-        found[key] = _custom_dict(inner, depth + 1) if depth < MAX_DEPTH else str(inner)
-    if depth < MAX_DEPTH:
-        for entry in info.user_info:
-            found.update(_custom_dict(entry, depth + 1))
-    return found
 
 
 def _flatten(lineage: RunLineage, prefix: str, values: dict[str, Any], depth: int) -> None:
