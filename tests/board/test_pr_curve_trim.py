@@ -1,10 +1,10 @@
-"""PR curves end where TensorBoard's end (``board/api/pr_curves.py``).
+"""PR curves end where TensorBoard's end (``board/api/pr_curve.py``).
 
 torch's ``add_pr_curve`` always ends a curve on the threshold 1.0, where no example is
 predicted positive (TP = FP = 0): kept, it drew a line to precision = recall = 0 on every
 curve (127 points against TensorBoard's 126). Curves written by torch's writer and by ours,
 read by the real loader, are served point for point as TensorBoard's own pr_curves plugin
-serves them, run in this process over the same files (``/pr_curves`` and ``/pr_curves/at``).
+serves them, run in this process over the same files (``/pr_curve`` and ``/pr_curve/at``).
 """
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ def _same(ours: dict[str, Any], theirs: dict[str, Any]) -> None:
 def test_every_curve_is_served_as_tensorboard_serves_it(
     client: TestClient, tensorboard: Any, run: str, tag: str
 ) -> None:
-    answer = client.get("/api/v1/pr_curves", params={"run": f"./{run}", "tag": tag})
+    answer = client.get("/api/v1/pr_curve", params={"run": f"./{run}", "tag": tag})
     assert answer.status_code == 200, answer.text
     (series,) = answer.json()["series"]
     theirs = _theirs(tensorboard, run, tag)
@@ -107,14 +107,14 @@ def test_every_curve_is_served_as_tensorboard_serves_it(
     for ours, their in zip(series["curves"], theirs, strict=True):
         _same(ours, their)
         at = client.get(
-            "/api/v1/pr_curves/at", params={"run": f"./{run}", "tag": tag, "step": ours["step"]}
+            "/api/v1/pr_curve/at", params={"run": f"./{run}", "tag": tag, "step": ours["step"]}
         )
         _same(at.json(), their)
 
 
 def test_the_undefined_tail_is_what_is_left_out(client: TestClient) -> None:
     def curves(tag: str) -> list[dict[str, Any]]:
-        answer = client.get("/api/v1/pr_curves", params={"run": "./torch", "tag": tag})
+        answer = client.get("/api/v1/pr_curve", params={"run": "./torch", "tag": tag})
         return answer.json()["series"][0]["curves"]
 
     for curve in curves("random"):
@@ -131,7 +131,7 @@ def test_the_undefined_tail_is_what_is_left_out(client: TestClient) -> None:
 def test_a_weighted_point_is_kept_while_some_weight_is_positive(tmp_path: Path) -> None:
     """Fractional weights: a threshold where the positives weigh 0.3 has a precision (1.0)
     and is drawn; TensorBoard truncates the counts to integers and drops it (said in the
-    module docstring of ``pr_curves.py``)."""
+    module docstring of ``pr_curve.py``)."""
     from torch.utils.tensorboard import SummaryWriter as TorchWriter
 
     with TorchWriter(str(tmp_path / "base" / "w")) as writer:
@@ -140,7 +140,7 @@ def test_a_weighted_point_is_kept_while_some_weight_is_positive(tmp_path: Path) 
     loader = Loader(tmp_path / "base", tmp_path / "ws")
     loader.poll()
     with route_client(loader) as client:
-        answer = client.get("/api/v1/pr_curves", params={"run": "./w", "tag": "w"})
+        answer = client.get("/api/v1/pr_curve", params={"run": "./w", "tag": "w"})
     (curve,) = answer.json()["series"][0]["curves"]
     assert curve["thresholds"] == pytest.approx([i / 10 for i in range(10)])
     assert curve["tp"][-1] == pytest.approx(0.3) and curve["fp"][-1] == 0

@@ -168,7 +168,7 @@ def test_text_audio_pr_curves_and_hparams_are_the_librarys(base: Path, client: T
                 assert answer.content == written.encoded_audio_string
                 seen.add("audio")
         for tag in expected.get("pr_curve", ()):
-            answer = client.get("/api/v1/pr_curves", params={"run": run_id, "tag": tag}).json()
+            answer = client.get("/api/v1/pr_curve", params={"run": run_id, "tag": tag}).json()
             (series,) = answer["series"]
             for ours, theirs in zip(series["curves"], acc.Tensors(tag), strict=True):
                 array = tensor_util.make_ndarray(theirs.tensor_proto)

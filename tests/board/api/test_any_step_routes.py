@@ -7,7 +7,7 @@ was written (by one ranged read, also from object storage: moto's S3 server), th
 survives a restart of the loader, a step never recorded is a 404 naming it, crafted
 offsets read nothing, and the index stays bounded on a long series. Histograms, PR curves
 and audio clips that torch's ``SummaryWriter`` wrote, kept 4 of 40, are listed with every
-recorded step and served at any of them (``/histograms/at``, ``/pr_curves/at``,
+recorded step and served at any of them (``/histograms/at``, ``/pr_curve/at``,
 ``/audio/clips/at`` and ``/audio``) as written.
 """
 
@@ -218,7 +218,7 @@ def tb_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
 
 def _listed(client: TestClient, path: str, key: str) -> tuple[list[int], list[int]]:
     """The kept steps and every recorded step ``path`` lists of the torch run's ``key``."""
-    tag = {"histograms": "w", "pr_curves": "cat", "audio/clips": "voice"}[path]
+    tag = {"histograms": "w", "pr_curve": "cat", "audio/clips": "voice"}[path]
     response = client.get(f"/api/v1/{path}", params={"run": "./tb", "tag": tag})
     assert response.status_code == 200, response.text
     (series,) = response.json()["series"]
@@ -255,9 +255,9 @@ def test_a_histogram_outside_the_sample_is_served_as_written(tb_client: TestClie
 
 
 def test_a_pr_curve_outside_the_sample_is_served_as_written(tb_client: TestClient) -> None:
-    for step in _outside(tb_client, "pr_curves", "curves"):
+    for step in _outside(tb_client, "pr_curve", "curves"):
         response = tb_client.get(
-            "/api/v1/pr_curves/at", params={"run": "./tb", "tag": "cat", "step": step}
+            "/api/v1/pr_curve/at", params={"run": "./tb", "tag": "cat", "step": step}
         )
         assert response.status_code == 200, response.text
         found = response.json()
@@ -282,7 +282,7 @@ def test_an_audio_clip_outside_the_sample_is_served_as_written(tb_client: TestCl
 
 
 @pytest.mark.parametrize(
-    ("path", "tag"), [("histograms/at", "w"), ("pr_curves/at", "cat"), ("audio/clips/at", "voice")]
+    ("path", "tag"), [("histograms/at", "w"), ("pr_curve/at", "cat"), ("audio/clips/at", "voice")]
 )
 def test_a_step_never_recorded_of_a_torch_plugin_is_a_404(
     tb_client: TestClient, path: str, tag: str

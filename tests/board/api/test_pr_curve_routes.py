@@ -1,4 +1,4 @@
-"""``/api/v1/pr_curves`` (``board/api/pr_curves.py``) over an in-memory read surface: every
+"""``/api/v1/pr_curve`` (``board/api/pr_curve.py``) over an in-memory read surface: every
 kept curve per rank with its thresholds, values that are not curves or cannot be read
 counted, unknown runs and tags answered 404 naming them."""
 
@@ -37,7 +37,7 @@ def client() -> TestClient:
 
 
 def test_every_kept_curve_comes_with_its_thresholds(client: TestClient) -> None:
-    answer = client.get("/api/v1/pr_curves", params={"run": "./a", "tag": "cat"})
+    answer = client.get("/api/v1/pr_curve", params={"run": "./a", "tag": "cat"})
     assert answer.status_code == 200
     (series,) = answer.json()["series"]
     assert (series["run"], series["rank"], series["tag"], series["unreadable"]) == (
@@ -52,14 +52,14 @@ def test_every_kept_curve_comes_with_its_thresholds(client: TestClient) -> None:
 
 
 def test_each_rank_is_a_series(client: TestClient) -> None:
-    answer = client.get("/api/v1/pr_curves", params={"run": "./ranked", "tag": "cat"})
+    answer = client.get("/api/v1/pr_curve", params={"run": "./ranked", "tag": "cat"})
     series = answer.json()["series"]
     assert [s["rank"] for s in series] == [0, 1]
     assert series[1]["curves"][0]["tp"] == _curve(1)[0].tolist()
 
 
 def test_what_is_not_a_curve_is_counted(client: TestClient) -> None:
-    answer = client.get("/api/v1/pr_curves", params={"run": "./crafted", "tag": "cat"})
+    answer = client.get("/api/v1/pr_curve", params={"run": "./crafted", "tag": "cat"})
     (series,) = answer.json()["series"]
     assert [curve["step"] for curve in series["curves"]] == [0, 5]
     assert series["curves"][1]["thresholds"] == [0.0]
@@ -81,6 +81,6 @@ def test_what_is_not_a_curve_is_counted(client: TestClient) -> None:
 def test_bad_requests_name_what_is_wrong(
     client: TestClient, params: dict[str, str], status: int, detail: str
 ) -> None:
-    answer = client.get("/api/v1/pr_curves", params=params)
+    answer = client.get("/api/v1/pr_curve", params=params)
     assert answer.status_code == status
     assert detail in str(answer.json()["detail"])

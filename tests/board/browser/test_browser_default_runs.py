@@ -33,7 +33,7 @@ VIEWS = [
     ("tensors", ["tensor"], "tensors", ".tensor-panel[data-state=ready]"),
     ("text", ["text"], "texts", ".text-panel[data-state=ready]"),
     ("audio", ["audio"], "audio clips", ".audio-panel[data-state=ready]"),
-    ("prcurves", ["pr_curve"], "PR curves", ".prcurve-card[data-state=ready]"),
+    ("pr_curves", ["pr_curve"], "PR curves", ".pr_curve-card[data-state=ready]"),
     ("embeddings", ["embedding"], "embeddings", ".embedding-card[data-state=ready]"),
 ]
 ONE_RUN_VIEWS = [

@@ -2,18 +2,20 @@
 
 Two runs with ``add_pr_curve`` at two steps (overlaid in one card per tag, a step slider per
 run) and one with ``add_embedding`` (300 points; label, class and score columns): the PR
-curve is drawn with a point per threshold and the threshold and counts in its hover; the
-embedding is a 2-D canvas scatter of every point drawn without plotly.js, a hovered point's
-label shown as text, a colour bar for the score, a search that rings the labels holding the
-text typed, and 3-D draws the same points in plotly's scene. Screenshots go to the
-artifacts.
+curve is drawn with a point per threshold and the threshold and counts in its hover (and a
+bookmark of the view's old id, ``#/prcurves``, still opens it); the embedding is a 2-D
+canvas scatter of every point drawn without plotly.js, a hovered point's label shown as
+text, a colour bar for the score, a search that rings the labels holding the text typed,
+and 3-D draws the same points in plotly's scene. Screenshots go to the artifacts.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import numpy as np
 import pytest
@@ -93,15 +95,15 @@ def _traces(board: BoardPage, selector: str) -> list[dict[str, Any]]:
 
 
 def test_pr_curves_are_drawn_per_run_with_a_step_slider(board: BoardPage) -> None:
-    card = ".prcurve-card[data-tag='cat']"
-    board.open("/prcurves")
+    card = ".pr_curve-card[data-tag='cat']"
+    board.open("/pr_curves")
     board.page.wait_for_selector(f"{card}[data-state='ready']", timeout=WAIT_MS)
     traces = _traces(board, card)
     assert sorted(t["meta"]["run"] for t in traces) == ["./a", "./b"]
     # no score reaches 1.0: the threshold 1.0 (TP = FP = 0) is left out, as in TensorBoard
     assert all(t["n"] == THRESHOLDS - 1 and t["meta"]["step"] == 1 for t in traces)
     assert all("threshold" in t["hover"] and "TP" in t["hover"] for t in traces)
-    board.screenshot("prcurves")
+    board.screenshot("pr_curves")
     draws = int(board.page.get_attribute(card, "data-draws"))
     slider = board.page.locator(f"{card} .step-slider").first
     slider.fill("0")  # the first run's slider to its first kept step
@@ -111,6 +113,18 @@ def test_pr_curves_are_drawn_per_run_with_a_step_slider(board: BoardPage) -> Non
     )  # fmt: skip
     steps = sorted(t["meta"]["step"] for t in _traces(board, card))
     assert steps == [0, 1]
+
+
+def test_a_bookmark_of_the_old_view_id_opens_the_pr_curves(board: BoardPage) -> None:
+    """``#/prcurves`` (the view's id before it took the plugin's name) still opens the PR
+    Curves view, with the rest of the link: here run ./a's curve picked at step 0."""
+    card = ".pr_curve-card[data-tag='cat']"
+    picked = quote(json.dumps([["pr_curve", "./a", None, "cat", 0]]))
+    board.open(f"/prcurves?at={picked}")
+    board.page.wait_for_selector(f"{card}[data-state='ready']", timeout=WAIT_MS)
+    assert board.page.is_visible("#pr_curves-view")
+    steps = {t["meta"]["run"]: t["meta"]["step"] for t in _traces(board, card)}
+    assert steps == {"./a": 0, "./b": 1}
 
 
 def test_an_embedding_is_a_scatter_with_search_and_3d(board: BoardPage) -> None:

@@ -22,7 +22,7 @@ _VIEWS = [
     ("images", "/images", ".pcard"),
     ("histograms", "/histograms", ".js-plotly-plot .main-svg"),
     ("tensors", "/tensors", ".pcard"),
-    ("prcurves", "/prcurves", ".pcard, .empty-note"),
+    ("pr_curves", "/pr_curves", ".pcard, .empty-note"),
     ("embeddings", "/embeddings", ".pcard, .empty-note"),
     ("text", "/text", ".pcard, .empty-note"),
     ("audio", "/audio", ".pcard, .empty-note"),

@@ -106,16 +106,16 @@ function seriesTraces(series) {
   const { colour, label } = style(series.run, series.rank);
   const mode = series.step.length > 1 ? 'lines' : 'markers';
   const name = escaped(label);
-  const meta = { run: series.run, rank: series.rank };
+  const seriesMeta = { run: series.run, rank: series.rank };
   const line = {
     type: 'scatter', mode, x: series.step, y: series.value, name,
     line: { color: colour, width: 1.5 }, marker: { color: colour },
     hovertemplate: `${name}<br>step %{x}: %{y}<extra></extra>`,
-    meta: { ...meta, kind: 'raw' },
+    meta: { ...seriesMeta, kind: 'raw' },
   };
   const id = `${series.run}|${series.rank}`;
   const { envelope } = series;
-  const band = envelope ? envelopeTraces(series, envelope.step, colour, id, meta) : [];
+  const band = envelope ? envelopeTraces(series, envelope.step, colour, id, seriesMeta) : [];
   if (!series.smoothed) return [...band, line];
   return [
     ...band,
@@ -123,7 +123,7 @@ function seriesTraces(series) {
       hovertemplate: undefined },
     { ...line, y: series.smoothed, customdata: series.value, line: { color: colour, width: 2 },
       hovertemplate: `${name}<br>step %{x}: %{y} (raw %{customdata})<extra></extra>`,
-      meta: { ...meta, kind: 'smoothed' } },
+      meta: { ...seriesMeta, kind: 'smoothed' } },
   ];
 }
 
@@ -137,8 +137,8 @@ function chartTraces(tag) {
     const look = looks.get(`${series.run}\u0000${series.rank}`);
     if (!look) traces.push(...seriesTraces(series));
     else if (!look.hidden) {
-      const meta = { run: series.run, rank: series.rank, tag: tag.tag };
-      traces.push(memberTrace(series, series.step, look.colour, meta, escaped));
+      const memberMeta = { run: series.run, rank: series.rank, tag: tag.tag };
+      traces.push(memberTrace(series, series.step, look.colour, memberMeta, escaped));
     }
   }
   return [...traces, ...groupTraces(groups, (group) => group.step, groupColours, escaped)];

@@ -1,5 +1,7 @@
 // views.js: every view of the page, registered once. Adding a view is its own folder (its
-// modules and stylesheet) and one entry here.
+// modules and stylesheet) and one entry here. A plugin's view is named after its plugin, in
+// the plural where it lists many values (pr_curve: #/pr_curves, pr_curves/pr_curves.js);
+// tests/board/test_views_registry.py checks this list against the server's plugins.
 //
 // The shell (app.js) builds the nav links, the sections, the stylesheets and the loading of
 // each view from this list; the URL state (core/state.js) takes the routes, the settings
@@ -76,12 +78,12 @@ export const VIEWS = [
     cards: [{ kind: 'tensor', title: 'Tensors', other: 'tensor', counted: true }],
   },
   {
-    name: 'prcurves',
+    name: 'pr_curves',
     nav: 'PR Curves',
     title: 'Precision-recall curves',
-    module: 'prcurves/prcurves.js',
+    module: 'pr_curves/pr_curves.js',
     exported: 'PrCurvesView',
-    styles: ['prcurves/prcurves.css'],
+    styles: ['pr_curves/pr_curves.css'],
     plugin: 'pr_curve',
     steps: true,
     cards: [{ kind: 'pr_curve', title: 'PR curves', other: 'PR curve', counted: true }],

@@ -1,6 +1,7 @@
 // api.js: how the pages talk HTTP to the board server: the run list and the scalars, and the
 // kept samples, images, histograms and tensors of the plugin pages; the graph, lineage and
-// landscape views call getJSON for their own routes.
+// landscape views call getJSON for their own routes, and the writes (annotations, colours)
+// go through sendJSON. No other module calls fetch (eslint.config.mjs fails one that does).
 //
 // Every URL is built relative to document.baseURI (the page's own directory), never from
 // "/api": behind a reverse proxy with --url-path-prefix /p the page lives at /p/ and the
@@ -16,6 +17,7 @@ export class ApiError extends Error {
     super(`HTTP ${status}: ${detail}`);
     this.name = 'ApiError';
     this.status = status;
+    this.detail = detail;
   }
 }
 
@@ -40,22 +42,39 @@ export function newController(owner) {
   return owner.controller;
 }
 
+/** The ApiError of a `response` that is not ok, with the server's `detail` when it sent one. */
+async function apiError(response) {
+  let detail = response.statusText;
+  try {
+    const body = await response.json();
+    detail = typeof body.detail === 'string' ? body.detail : JSON.stringify(body.detail);
+  } catch {
+    // not JSON: keep the status text
+  }
+  return new ApiError(response.status, detail);
+}
+
 /** GET `path` under /api/v1 with `params` ([name, value] pairs); an ApiError if not ok. */
 async function fetchOk(path, params, signal) {
   // no-cache: revalidate every time, so polling never shows a stale run list, nor a live
   // run a stale answer.
   const response = await fetch(apiUrl(path, params), { signal, cache: 'no-cache' });
-  if (!response.ok) {
-    let detail = response.statusText;
-    try {
-      const body = await response.json();
-      detail = typeof body.detail === 'string' ? body.detail : JSON.stringify(body.detail);
-    } catch {
-      // not JSON: keep the status text
-    }
-    throw new ApiError(response.status, detail);
-  }
+  if (!response.ok) throw await apiError(response);
   return response;
+}
+
+/**
+ * Send `body` as JSON with `method` (PUT, POST) to `path` under /api/v1 with `params`; the
+ * answer's JSON, or an ApiError carrying the server's `detail` if not ok.
+ */
+export async function sendJSON(method, path, params, body) {
+  const response = await fetch(apiUrl(path, params), {
+    method,
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  if (!response.ok) throw await apiError(response);
+  return response.json();
 }
 
 /** GET `path` under /api/v1 with `params` ([name, value] pairs) as JSON; an ApiError if not ok. */

@@ -32,7 +32,8 @@ export class LazyView {
   }
 
   #open() {
-    this.#loading ??= this.load().then(
+    if (this.#loading) return; // loading, or loaded
+    this.#loading = this.load().then(
       (View) => {
         this.#view = new View(this.root, this.store);
         if (this.#data) this.#view.setRuns(this.#data, true);

@@ -13,6 +13,8 @@
 import { VIEWS } from '../views.js';
 
 const VIEW_NAMES = VIEWS.map((view) => view.name);
+// view ids a release renamed: an old bookmark's id -> the view it opens now
+const RENAMED_VIEWS = new Map([['prcurves', 'pr_curves']]);
 const VIEW_OPTIONS = Object.fromEntries(
   VIEWS.filter((view) => view.param).map((view) => [view.name, view.param]),
 );
@@ -143,7 +145,8 @@ function parseZoom(text) {
 export function parseHash(hash) {
   const text = hash.replace(/^#\/?/, '');
   const cut = text.indexOf('?');
-  const view = cut < 0 ? text : text.slice(0, cut);
+  const named = cut < 0 ? text : text.slice(0, cut);
+  const view = RENAMED_VIEWS.get(named) ?? named;
   const params = new URLSearchParams(cut < 0 ? '' : text.slice(cut + 1));
   const smoothing = Number.parseFloat(params.get('smoothing'));
   return {
@@ -174,7 +177,7 @@ export function parseHash(hash) {
     bins: BINS.includes(Number(params.get('bins'))) ? Number(params.get('bins')) : DEFAULTS.bins,
     digits: parseNumber(params.get('digits'), DEFAULTS.digits, 0, MAX_DIGITS, true),
     ...Object.fromEntries(
-      Object.entries(VIEW_OPTIONS).map(([view, name]) => [view, parseObject(params.get(name))]),
+      Object.entries(VIEW_OPTIONS).map(([option, name]) => [option, parseObject(params.get(name))]),
     ),
   };
 }

@@ -54,7 +54,7 @@ const NO_VIEW = 'sumlens has no view of this kind of data.';
 const TEXT_PREVIEW = 10_000; // characters of a text the preview asks for (its first part)
 
 const sorted = (tags) => [...(tags ?? [])].sort(collator.compare);
-const LOSS = /(^|[/_.\-])loss($|[/_.\-])/i; // "loss", "loss/auto", "train/loss", "val_loss"
+const LOSS = /(^|[/_.-])loss($|[/_.-])/i; // "loss", "loss/auto", "train/loss", "val_loss"
 const COLLECTED = /\/auto$/; // what SummaryCollector writes: "loss/auto", "learning_rate/auto"
 
 /**

@@ -5,22 +5,11 @@
 // The server checks every field and answers a bad one with a one-line detail naming it;
 // the dialog shows that detail as typed and keeps what the user wrote, so nothing is lost.
 
-import { ApiError, apiUrl, getJSON } from '../core/api.js';
+import { ApiError, getJSON, sendJSON } from '../core/api.js';
 import { el } from '../core/dom.js';
 
 export const NO_ANNOTATION = Object.freeze({ tags: [], note: '', colour: null });
 const MAX_NOTE_CHARS = 10000; // MAX_NOTE_CHARS in board/data/annotations.py
-
-async function sendJSON(method, path, params, body) {
-  const response = await fetch(apiUrl(path, params), {
-    method,
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  const answer = await response.json().catch(() => ({ detail: response.statusText }));
-  if (!response.ok) throw new ApiError(response.status, answer.detail ?? response.statusText);
-  return answer;
-}
 
 /** PUT /api/v1/annotation: store `annotation` ({tags, note, colour}) as `run`'s; the stored one. */
 export function putAnnotation(run, annotation) {

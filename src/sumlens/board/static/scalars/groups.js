@@ -18,7 +18,7 @@
 // controls: that colour is kept in the workspace (PUT /api/v1/group-colour) and comes back
 // as the group's `colour` in each groups answer.
 
-import { apiUrl, getJSON } from '../core/api.js';
+import { ApiError, apiUrl, getJSON, sendJSON } from '../core/api.js';
 import { el } from '../core/dom.js';
 import { BAND_LABELS } from '../widgets/grouptraces.js';
 
@@ -236,16 +236,12 @@ export class GroupControls {
   /** Keep `colour` (#rrggbb; null: automatic) as group `name`'s in the workspace. */
   async #saveColour(name, colour) {
     try {
-      const response = await fetch(apiUrl('group-colour', [['group', name]]), {
-        method: 'PUT',
-        headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify({ colour }),
-      });
-      if (!response.ok) throw new Error((await response.json()).detail ?? response.statusText);
+      await sendJSON('PUT', 'group-colour', [['group', name]], { colour });
       this.problem.hidden = true;
       this.onColour();
     } catch (err) {
-      this.problem.textContent = `Could not save the colour of group ${name}: ${err.message}`;
+      const why = err instanceof ApiError ? err.detail : err.message; // the server's line
+      this.problem.textContent = `Could not save the colour of group ${name}: ${why}`;
       this.problem.hidden = false;
     }
   }

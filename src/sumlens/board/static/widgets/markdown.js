@@ -18,7 +18,9 @@ const ELEMENTS = new Set([
 const DROPPED = new Set(['SCRIPT', 'STYLE', 'TEMPLATE', 'NOSCRIPT', 'IFRAME', 'OBJECT', 'SVG']);
 const SAFE_SCHEMES = new Set(['http', 'https', 'mailto']);
 const SCHEME = /^([a-z][a-z0-9+.-]*):/;
-const IGNORED = /[\u0000-\u0020\u007f]+/g; // what browsers drop from an address before its scheme
+// what browsers drop from an address before its scheme: control characters and spaces
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const IGNORED = /[\u0000-\u0020\u007f]+/g;
 const ALIGN = /^text-align:\s*(left|center|right);?$/;
 
 /** Whether `href` may be a link's address: http(s), mailto, or relative (no scheme). */

@@ -9,7 +9,7 @@
 // save the chosen colour as the run's annotation in the workspace: PUT
 // /api/v1/annotation, then the page reloads the run list to recolour every view).
 
-import { ApiError, apiUrl } from '../core/api.js';
+import { sendJSON } from '../core/api.js';
 import { el } from '../core/dom.js';
 import { chosenColour } from './colours.js';
 import { DEFAULT_RUNS, ShownNote, holding, shownRuns } from './shownruns.js';
@@ -105,15 +105,7 @@ export class RunsSidebar {
     const annotation = entry?.annotation ?? {};
     const body = { tags: annotation.tags ?? [], note: annotation.note ?? '', colour };
     try {
-      const response = await fetch(apiUrl('annotation', [['run', id]]), {
-        method: 'PUT',
-        headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify(body),
-      });
-      if (!response.ok) {
-        const detail = await response.json().then((b) => b.detail, () => response.statusText);
-        throw new ApiError(response.status, JSON.stringify(detail));
-      }
+      await sendJSON('PUT', 'annotation', [['run', id]], body);
       this.problem.hidden = true;
       document.dispatchEvent(new CustomEvent('sumlens:runs-changed'));
     } catch (err) {

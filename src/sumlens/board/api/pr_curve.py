@@ -1,5 +1,5 @@
-"""``/api/v1/pr_curves``: every kept precision-recall curve of a tag, per rank, and
-``/api/v1/pr_curves/at``: the curve at any recorded step, kept or not.
+"""``/api/v1/pr_curve``: every kept precision-recall curve of a tag, per rank, and
+``/api/v1/pr_curve/at``: the curve at any recorded step, kept or not.
 
 A ``pr_curve`` value is TensorBoard's tensor of shape ``(6, thresholds)``: true
 positives, false positives, true negatives, false negatives, precision and recall at
@@ -11,7 +11,7 @@ The first threshold is always kept. (TensorBoard truncates weighted counts to in
 before that test, so it also drops a point whose positives weigh less than 1; here only
 points with no positive weight at all are dropped.) The view draws each kept step's curve and picks
 the step on the page, so one answer holds them all (at most the plugin's cap of steps),
-with every recorded step (``recorded``) the page may ask ``/pr_curves/at`` for. A kept
+with every recorded step (``recorded``) the page may ask ``/pr_curve/at`` for. A kept
 value that is not such a tensor, or cannot be read back, is counted in the answer.
 """
 
@@ -60,14 +60,14 @@ TagParam = Annotated[str, Query(description="the curve's tag")]
 
 
 def make_pr_curve_router(surface: ReadSurface) -> APIRouter:
-    """The pr_curves view's routes over ``surface``."""
+    """The PR-curve view's routes over ``surface``."""
     router = APIRouter(prefix="/api/v1")
 
     @router.get(
-        "/pr_curves",
+        "/pr_curve",
         summary="Every kept precision-recall curve of a tag, per rank, and every recorded step",
     )
-    def pr_curves(run: RunParam, tag: TagParam) -> Response:
+    def pr_curve(run: RunParam, tag: TagParam) -> Response:
         found = surface.samples(run, "pr_curve", tag)
         if not found:
             if not surface.has_run(run):
@@ -95,7 +95,7 @@ def make_pr_curve_router(surface: ReadSurface) -> APIRouter:
             )  # fmt: skip
         return json_response({"series": series})
 
-    @router.get("/pr_curves/at", summary="The precision-recall curve of a tag at any step")
+    @router.get("/pr_curve/at", summary="The precision-recall curve of a tag at any step")
     def pr_curve_at(
         run: RunParam,
         tag: TagParam,

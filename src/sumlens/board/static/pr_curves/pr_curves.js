@@ -1,10 +1,10 @@
-// prcurves.js: the PR Curves view, a card per pr_curve tag with the runs shown overlaid:
+// pr_curves.js: the PR Curves view, a card per pr_curve tag with the runs shown overlaid:
 // each run's (and rank's) precision against recall at the step its slider picks (the
 // newest by default; picks kept in the URL as `at`), the threshold and the counts of true
-// and false positives and negatives under the cursor. /pr_curves answers every kept step
+// and false positives and negatives under the cursor. /pr_curve answers every kept step
 // of a run at once, so moving a slider over kept steps redraws without asking the server;
 // the slider offers every recorded step (the kept ones marked), and a curve outside the
-// kept sample is read from its file on request (/pr_curves/at) and remembered.
+// kept sample is read from its file on request (/pr_curve/at) and remembered.
 
 import { getJSON, newController } from '../core/api.js';
 import { el, formatCount, plural, plotlyText } from '../core/dom.js';
@@ -39,14 +39,14 @@ export function curveTrace(series, curve) {
 
 class PrCurveCard extends OverlayCard {
   constructor(view, tag) {
-    const pickers = el('div', { class: 'prcurve-pickers' });
-    super(view, tag, { kind: 'prcurve', extra: [pickers] });
+    const pickers = el('div', { class: 'pr_curve-pickers' });
+    super(view, tag, { kind: 'pr_curve', extra: [pickers] });
     this.pickers = pickers;
     this.stepLoader = {}; // holds the controller of the reads of steps outside the sample
   }
 
   fetch(run, signal) {
-    return getJSON('pr_curves', [['run', run], ['tag', this.tag]], signal);
+    return getJSON('pr_curve', [['run', run], ['tag', this.tag]], signal);
   }
 
   seriesOf(run, s, { colour, label }) {
@@ -54,7 +54,7 @@ class PrCurveCard extends OverlayCard {
       () => this.draw());
     picker.setSteps(s.curves.map((c) => c.step), s.curves.map((c) => c.wall), s.recorded,
       s.stride);
-    picker.element.prepend(el('span', { class: 'prcurve-run', title: label, text: label }));
+    picker.element.prepend(el('span', { class: 'pr_curve-run', title: label, text: label }));
     const atStep = new Map(s.curves.map((c) => [c.step, c])); // kept, and read on request
     return { run, rank: s.rank, tag: this.tag, label, colour, picker, atStep, ...s };
   }
@@ -74,7 +74,7 @@ class PrCurveCard extends OverlayCard {
       const params = [['run', s.run], ['tag', this.tag], ['step', step]];
       if (s.rank !== null) params.push(['rank', s.rank]);
       try {
-        s.atStep.set(step, await getJSON('pr_curves/at', params, signal));
+        s.atStep.set(step, await getJSON('pr_curve/at', params, signal));
       } catch (err) {
         if (err.name !== 'AbortError') failed.push(`${s.label} at step ${step}: ${err.message}`);
       }
@@ -126,7 +126,12 @@ class PrCurveCard extends OverlayCard {
 
 export class PrCurvesView extends PluginView {
   constructor(root, store) {
-    super(root, store, { plugin: 'pr_curve', view: 'prcurves', noun: 'PR curves', grouped: false });
+    super(root, store, {
+      plugin: 'pr_curve',
+      view: 'pr_curves',
+      noun: 'PR curves',
+      grouped: false,
+    });
     this.start();
   }
 
