@@ -12,6 +12,7 @@ import numbers
 import os
 import sys
 from collections.abc import Sequence
+from typing import Literal, overload
 
 
 def _wrong_type(value: object, name: str, owner: str, allowed: str) -> TypeError:
@@ -47,6 +48,26 @@ def _bounds(
         )
 
 
+@overload
+def check_int(
+    value: object,
+    name: str,
+    owner: str,
+    minimum: int | None = None,
+    *,
+    allow_none: Literal[False] = False,
+    maximum: int | None = None,
+) -> int: ...
+@overload
+def check_int(
+    value: object,
+    name: str,
+    owner: str,
+    minimum: int | None = None,
+    *,
+    allow_none: bool,
+    maximum: int | None = None,
+) -> int | None: ...
 def check_int(
     value: object,
     name: str,
@@ -75,6 +96,30 @@ def check_bool(value: object, name: str, owner: str) -> bool:
     return bool(value)
 
 
+@overload
+def check_number(
+    value: object,
+    name: str,
+    owner: str,
+    minimum: float | None = None,
+    *,
+    above: float | None = None,
+    maximum: float | None = None,
+    finite: bool = True,
+    allow_none: Literal[False] = False,
+) -> float: ...
+@overload
+def check_number(
+    value: object,
+    name: str,
+    owner: str,
+    minimum: float | None = None,
+    *,
+    above: float | None = None,
+    maximum: float | None = None,
+    finite: bool = True,
+    allow_none: bool,
+) -> float | None: ...
 def check_number(
     value: object,
     name: str,
@@ -116,6 +161,19 @@ def check_instance(
     return value
 
 
+@overload
+def check_str(
+    value: object,
+    name: str,
+    owner: str,
+    *,
+    allow_none: Literal[False] = False,
+    non_empty: bool = False,
+) -> str: ...
+@overload
+def check_str(
+    value: object, name: str, owner: str, *, allow_none: bool, non_empty: bool = False
+) -> str | None: ...
 def check_str(
     value: object, name: str, owner: str, *, allow_none: bool = False, non_empty: bool = False
 ) -> str | None:
@@ -127,6 +185,19 @@ def check_str(
     return text  # type: ignore[return-value]
 
 
+@overload
+def check_text(
+    value: object,
+    name: str,
+    owner: str,
+    *,
+    allow_none: Literal[False] = False,
+    non_empty: bool = False,
+) -> str: ...
+@overload
+def check_text(
+    value: object, name: str, owner: str, *, allow_none: bool, non_empty: bool = False
+) -> str | None: ...
 def check_text(
     value: object, name: str, owner: str, *, allow_none: bool = False, non_empty: bool = False
 ) -> str | None:

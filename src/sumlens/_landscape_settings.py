@@ -35,7 +35,7 @@ import dataclasses
 import json
 import os
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 SETTINGS_KEYS = ("landscape_size", "unit", "num_samples", "create_landscape", "intervals")
 DEFAULTS: dict[str, Any] = {
@@ -70,16 +70,16 @@ METADATA_KEYS = (
 )
 
 
-def _is_int(value: object) -> bool:
+def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
 def check_landscape_size(value: object, where: str = "landscape_size") -> int:
     if not _is_int(value):
         raise TypeError(f"{where} must be an int, got {type(value).__name__} {value!r}")
-    if not MIN_SIZE <= value <= MAX_SIZE:  # type: ignore[operator]
+    if not MIN_SIZE <= value <= MAX_SIZE:
         raise ValueError(f"{where} must be in [{MIN_SIZE}, {MAX_SIZE}], got {value}")
-    return int(value)  # type: ignore[arg-type]
+    return int(value)
 
 
 def check_unit(value: object, where: str = "unit") -> str:
@@ -91,9 +91,9 @@ def check_unit(value: object, where: str = "unit") -> str:
 def check_num_samples(value: object, where: str = "num_samples") -> int:
     if not _is_int(value):
         raise TypeError(f"{where} must be an int, got {type(value).__name__} {value!r}")
-    if value < 1:  # type: ignore[operator]
+    if value < 1:
         raise ValueError(f"{where} must be >= 1, got {value}")
-    return int(value)  # type: ignore[arg-type]
+    return int(value)
 
 
 def check_create_landscape(value: object, where: str = "create_landscape") -> dict[str, bool]:

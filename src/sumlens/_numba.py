@@ -69,8 +69,10 @@ os.environ.setdefault("NUMBA_CACHE_DIR", str(default_cache_dir()))
 import numba  # noqa: E402
 from numba.core.registry import cpu_target  # noqa: E402
 
-if not numba.config.CACHE_DIR:  # numba was imported before us and read its config already
-    numba.config.CACHE_DIR = os.environ["NUMBA_CACHE_DIR"]
+# numba.config makes its settings at run time, so its types have none of them (the ignores)
+if not numba.config.CACHE_DIR:  # type: ignore[attr-defined]
+    # numba was imported before us and read its config already
+    numba.config.CACHE_DIR = os.environ["NUMBA_CACHE_DIR"]  # type: ignore[attr-defined]
 
 _prepared = False
 _prepare_lock = threading.Lock()
@@ -199,7 +201,8 @@ class KernelSet:
             origin = spec.origin if spec is not None else None
             if origin:
                 key.update(Path(origin).read_bytes())
-        return Path(numba.config.CACHE_DIR) / f"sumlens-{self.name}-{key.hexdigest()[:16]}.ready"
+        cache_dir = numba.config.CACHE_DIR  # type: ignore[attr-defined]  # set at run time
+        return Path(cache_dir) / f"sumlens-{self.name}-{key.hexdigest()[:16]}.ready"
 
     def _get_ready(self) -> None:
         try:

@@ -40,7 +40,8 @@ def message_json(message: Message) -> Any:
         message = copy
     found = MessageToDict(message, preserving_proto_field_name=True)
     if message.DESCRIPTOR.full_name not in _STRUCTURED:
-        _null_non_finite_floats(message.DESCRIPTOR, found)
+        # the stub types DESCRIPTOR as either class; descriptor.Descriptor's metaclass takes upb's
+        _null_non_finite_floats(message.DESCRIPTOR, found)  # type: ignore[arg-type]
     return found
 
 
@@ -81,6 +82,12 @@ def _target(field: FieldDescriptor) -> Descriptor | None:
     return message_type
 
 
+def _is_map(field: FieldDescriptor) -> bool:
+    """Whether ``field`` is a map (its message type a map entry)."""
+    message_type = field.message_type
+    return message_type is not None and message_type.GetOptions().map_entry
+
+
 def _float_field(field: FieldDescriptor) -> bool:
     """Whether ``field`` holds floats or doubles (a map's values, for a map)."""
     message_type = field.message_type
@@ -107,7 +114,7 @@ def _null_non_finite_floats(descriptor: Descriptor, found: dict[str, Any]) -> No
         target = _target(field)
         if target is None or target.full_name in _STRUCTURED or not _reaches_float(target):
             continue
-        inner = value.values() if field.message_type.GetOptions().map_entry else value
+        inner = value.values() if _is_map(field) else value
         for each in [inner] if isinstance(inner, dict) else inner:
             _null_non_finite_floats(target, each)
 

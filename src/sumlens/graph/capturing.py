@@ -74,10 +74,11 @@ def unwrap(module: torch.nn.Module) -> torch.nn.Module:
     (``._orig_mod``) wrappers, however deeply nested."""
     parallel = (torch.nn.DataParallel, torch.nn.parallel.DistributedDataParallel)
     while True:
+        compiled = getattr(module, "_orig_mod", None)
         if isinstance(module, parallel):
             module = module.module
-        elif isinstance(getattr(module, "_orig_mod", None), torch.nn.Module):
-            module = module._orig_mod
+        elif isinstance(compiled, torch.nn.Module):
+            module = compiled
         else:
             return module
 

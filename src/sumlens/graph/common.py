@@ -24,7 +24,7 @@ MAX_ATTRIBUTE_BYTES = 1000
 
 _UNSAFE = re.compile(r'[/<>"]')
 
-_DTYPES: dict[torch.dtype, int] = {
+_DTYPES: dict[torch.dtype, DataType] = {
     torch.bool: DataType.DT_BOOL,
     torch.int8: DataType.DT_INT8,
     torch.int16: DataType.DT_INT16,
@@ -44,7 +44,7 @@ for _name, _code in (
         _DTYPES[getattr(torch, _name)] = _code
 
 
-def data_type(dtype: torch.dtype) -> int:
+def data_type(dtype: torch.dtype) -> DataType:
     """The ``DataType`` of a torch dtype.
 
     Only codes MindInsight 2.3.1 knows are used (its enum stops at 42): bfloat16 and the

@@ -49,12 +49,13 @@ def _name(obj: Any) -> str:
     """Class or function name of a transform, collate function or sampler."""
     if isinstance(obj, functools.partial):
         return _name(obj.func)
+    class_name = type(obj).__name__
     if isinstance(obj, type):
         name = obj.__name__
     elif inspect.isroutine(obj):
-        name = getattr(obj, "__name__", type(obj).__name__)
+        name = getattr(obj, "__name__", class_name)
     else:
-        name = type(obj).__name__
+        name = class_name
     return "lambda" if name == "<lambda>" else name
 
 

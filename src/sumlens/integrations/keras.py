@@ -28,7 +28,9 @@ from sumlens.lineage import EvaluationLineage, TrainLineage, from_config
 from sumlens.writer import SummaryWriter
 from sumlens.writer.summary_writer import FILE_FORMATS, check_writer_options
 
-keras = load_keras()  # with the torch backend where none is chosen and TensorFlow is absent
+# with the torch backend where none is chosen and TensorFlow is absent; Any, as the type
+# checker cannot tell a base class from a module loaded at run time
+keras: Any = load_keras()
 OWNER = "SumlensCallback"
 VALIDATION_PREFIX = "val_"
 

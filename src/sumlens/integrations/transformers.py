@@ -84,7 +84,8 @@ class SumlensCallback(TrainerCallback):
                 self._default_dir = (
                     os.environ.get("TENSORBOARD_LOGGING_DIR")
                     or getattr(args, "logging_dir", None)  # transformers < 5
-                    or os.path.join(args.output_dir, default_log_dir())
+                    # typed Optional, output_dir is set by TrainingArguments.__post_init__
+                    or os.path.join(args.output_dir, default_log_dir())  # type: ignore[arg-type]
                 )
             base = os.path.expanduser(self._default_dir)
         if state.is_hyper_param_search and state.trial_name:

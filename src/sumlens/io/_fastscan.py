@@ -1105,6 +1105,7 @@ def _record_size(handle, offset: int) -> int:
 
 
 _FallbackPoint = tuple[int, int, int, float, float]  # record index, ordinal, step, wall, value
+_Columns = tuple[np.ndarray, np.ndarray, np.ndarray]  # steps, wall times, values
 
 
 def scan_file_scalars(
@@ -1141,7 +1142,7 @@ def scan_file_scalars_from(
     decode = (DECODERS if values else INDEXERS)[kind]
     kind_code = _KIND_CODES[kind]
     name = os.path.basename(path)
-    fallback: dict[str | bytes, list[_FallbackPoint]] = {}
+    fallback: dict[str, list[_FallbackPoint]] = {}
     with storage.open_read(os.fspath(path), start) as handle:
         size = handle.seek(0, os.SEEK_END)
         bufs = _Buffers(max(1024, min((size - start) // 32, 1 << 22)))
@@ -1182,7 +1183,7 @@ def scan_file_scalars_from(
 
 
 def _read_into(handle, chunk: np.ndarray, want: int) -> int:
-    view = memoryview(chunk)[:want]
+    view = chunk.data[:want]
     got = 0
     while got < want:
         n = handle.readinto(view[got:])
@@ -1198,7 +1199,7 @@ def _decode_fallback(
     decode,
     name: str,
     stats: ReadStats,
-    fallback: dict[str | bytes, list[_FallbackPoint]],
+    fallback: dict[str, list[_FallbackPoint]],
     ordinal: int,
     other: Callable[[Event, int, int], None] | None,
     chunk_offset: int,
@@ -1227,32 +1228,31 @@ def _decode_fallback(
     return ordinal
 
 
-def _columns(
-    bufs: _Buffers, fallback: dict[str | bytes, list[_FallbackPoint]]
-) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+def _columns(bufs: _Buffers, fallback: dict[str, list[_FallbackPoint]]) -> dict[str, _Columns]:
     """Per-tag columns from the kernel's points and the protobuf-decoded ones, in file order."""
     n = int(bufs.state[_S_POINTS])
     names = bufs.tags()
     steps, walls, values, recs, bounds, firsts = _group(
         bufs.pt_tag, bufs.pt_step, bufs.pt_wall, bufs.pt_val, bufs.pt_rec, n, len(names)
     )
-    found: list[tuple[tuple[int, int], str | bytes, tuple[np.ndarray, ...]]] = []
+    found: list[tuple[tuple[int, int], str, _Columns]] = []
     for tid, tag in enumerate(names):
         lo, hi = int(bounds[tid]), int(bounds[tid + 1])
         if lo == hi:
             continue
         first = int(firsts[tid])
-        cols = (steps[lo:hi], walls[lo:hi], values[lo:hi])
+        cols: _Columns = (steps[lo:hi], walls[lo:hi], values[lo:hi])
         if tag in fallback:
             points = fallback.pop(tag)
             kernel_first = (int(bufs.pt_rec[first]), first)
             key = kernel_first if kernel_first[0] < points[0][0] else points[0][:2]
             rec = np.concatenate((recs[lo:hi], np.array([p[0] for p in points], np.int64)))
             merged = np.argsort(rec, kind="stable")
-            cols = tuple(
+            step_col, wall_col, value_col = (
                 np.concatenate((col, np.array([p[i] for p in points], col.dtype)))[merged]
                 for i, col in zip((2, 3, 4), cols, strict=True)
             )
+            cols = (step_col, wall_col, value_col)
             found.append((key, tag, cols))
         else:
             found.append(((int(bufs.pt_rec[first]), first), tag, cols))
@@ -1264,7 +1264,7 @@ def _columns(
         )
         found.append(((points[0][0], points[0][1]), tag, cols))
     found.sort(key=lambda item: item[0])
-    return {tag: cols for _, tag, cols in found}  # type: ignore[misc]
+    return {tag: cols for _, tag, cols in found}
 
 
 def warm_up() -> None:

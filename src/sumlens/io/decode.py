@@ -192,7 +192,7 @@ _MS_VALUE_FIELDS = ("float_data", "double_data", "int64_data", "int32_data", "ui
 (then ``raw_data``)."""
 
 
-def ms_tensor_layout(tensor: summary_pb2.TensorProto) -> tuple[np.dtype, tuple[int, ...]]:
+def ms_tensor_layout(tensor: anf_ir_pb2.TensorProto) -> tuple[np.dtype, tuple[int, ...]]:
     """The dtype and shape of a MindSpore TensorProto, once its values surely fill them.
 
     Counts the values without reading them (constant time); raises :class:`PayloadError`
@@ -213,7 +213,7 @@ def ms_tensor_layout(tensor: summary_pb2.TensorProto) -> tuple[np.dtype, tuple[i
     return dtype, shape
 
 
-def ms_tensor_to_array(tensor: summary_pb2.TensorProto) -> np.ndarray:
+def ms_tensor_to_array(tensor: anf_ir_pb2.TensorProto) -> np.ndarray:
     """A MindSpore TensorProto as a numpy array of its declared dtype and shape.
 
     MindSpore stores every dtype's values in ``float_data``; the typed fields and
@@ -581,8 +581,8 @@ def _tb_value(
                 return []
             if not convert:
                 tb_tensor_layout(value.tensor, budget)
-            array = tb_tensor_to_array(value.tensor, budget) if convert else None
-            return [Event(step, wall_time, "tensor", tag, array)]
+            values = tb_tensor_to_array(value.tensor, budget) if convert else None
+            return [Event(step, wall_time, "tensor", tag, values)]
         skipped.append(plugin)
         return []
     skipped.append(kind or "empty_value")

@@ -19,7 +19,7 @@ Scanning is where damage is met, and the rules are the same for every reader of 
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator
+from collections.abc import Generator
 from dataclasses import dataclass, field
 
 from sumlens.io.crc import crc32c, mask, masked_crc32c
@@ -96,7 +96,7 @@ def valid_header_at(buf: bytes | memoryview, pos: int) -> bool:
 
 def scan_records(
     buf: bytes | memoryview, pos: int, end: int, stats: ReadStats
-) -> Iterator[tuple[int, int, int]]:
+) -> Generator[tuple[int, int, int], None, int]:
     """Yield ``(record_offset, payload_offset, payload_length)`` for each good record.
 
     Scans ``buf[pos:end]``. When the generator finishes, its return value (visible as

@@ -182,7 +182,9 @@ def _open_url(url: str, options: dict[str, Any]) -> tuple[FsspecStorage, str]:
     import fsspec
     from fsspec.core import url_to_fs
 
-    protocol = _SCHEME.match(url).group(1).lower()  # type: ignore[union-attr]
+    scheme = _SCHEME.match(url)
+    assert scheme is not None  # open_storage hands URLs only
+    protocol = scheme.group(1).lower()
     try:
         fsspec.get_filesystem_class(protocol)
     except ImportError as err:

@@ -163,7 +163,8 @@ def fast_engine_cached() -> bool:
 def _concat(chunks: list[Columns]) -> Columns:
     if len(chunks) == 1:
         return chunks[0]
-    return tuple(np.concatenate(column) for column in zip(*chunks, strict=True))  # type: ignore[return-value]
+    steps, walls, values = (np.concatenate(column) for column in zip(*chunks, strict=True))
+    return steps, walls, values
 
 
 def _numba_available() -> bool:

@@ -219,7 +219,9 @@ def _output_type(node: tensorboard_graph_pb2.NodeDef) -> anf_ir_pb2.TypeProto:
 
 
 def _fill_tensor(
-    proto: anf_ir_pb2.TypeProto, shape: tensorboard_pb2.TensorShapeProto, element: int
+    proto: anf_ir_pb2.TypeProto,
+    shape: tensorboard_pb2.TensorShapeProto,
+    element: anf_ir_pb2.DataType,
 ) -> None:
     if element != _MS.DT_UNDEFINED:
         proto.data_type = _MS.DT_TENSOR

@@ -73,13 +73,13 @@ class Uploader:
                 break
             time.sleep(min(wait, left))
             wait = min(wait * 2, LAST_RETRY)
-        left = self.spool.left()
-        if not left:
+        unsent = self.spool.left()
+        if not unsent:
             self.spool.remove_if_done()
             return
         self.spool.give_up()
         raise UploadError(
-            f"{len(left)} file(s) ({sum(left.values())} bytes) could not be uploaded to "
+            f"{len(unsent)} file(s) ({sum(unsent.values())} bytes) could not be uploaded to "
             f"{self.spool.url}; they are kept in {self.spool.local_dir}: upload them with "
             f"`sumlens upload {self.spool.local_dir}`"
         )

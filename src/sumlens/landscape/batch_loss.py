@@ -42,7 +42,8 @@ class BatchLosses:
 
     def __init__(self, loss_fn: nn.Module) -> None:
         self.per_element = copy.copy(loss_fn)
-        self.per_element.reduction = "none"
+        # torch types Module.__setattr__ for tensors and modules only
+        self.per_element.reduction = "none"  # type: ignore[assignment]
         self.ignore_index: int | None = getattr(loss_fn, "ignore_index", None)
         self.by_columns = type(loss_fn) is nn.CrossEntropyLoss and loss_fn.label_smoothing == 0
 

@@ -16,14 +16,15 @@ from typing import ClassVar
 
 import numpy as np
 
-from sumlens._proto import summary_pb2
+from sumlens._proto import anf_ir_pb2, summary_pb2
 from sumlens.io.decode import ms_tensor_to_array
 from sumlens.summary.tensor import MS_DTYPES, ms_tensor
 
 UNITS = ("step", "epoch")
 DECOMPOSITIONS = ("PCA", "Random")
 
-Point3 = tuple[Sequence[float], Sequence[float], Sequence[float]]
+Floats = Sequence[float] | np.ndarray
+Point3 = tuple[Floats, Floats, Floats]
 
 
 def _array(name: str, value: object, ndim: int) -> np.ndarray:
@@ -73,7 +74,7 @@ class LossLandscape:
             raise ValueError(f"decomposition={self.decomposition!r} is not one of {DECOMPOSITIONS}")
         if (self.intervals is None) != (self.path is None):
             raise ValueError("intervals and path go together: give both (interval) or neither")
-        if self.path is not None:
+        if self.path is not None and self.intervals is not None:  # both or neither (above)
             points = [np.asarray(p, dtype=np.float64).reshape(-1) for p in self.path]
             if any(p.size != len(self.intervals) for p in points):
                 raise ValueError(
@@ -85,7 +86,7 @@ class LossLandscape:
     def from_proto(cls, msg: summary_pb2.LossLandscape) -> LossLandscape:
         """The value of a ``LossLandscape`` message, e.g. an ``Event.value`` from a reader."""
 
-        def array(tensor: summary_pb2.TensorProto) -> np.ndarray:
+        def array(tensor: anf_ir_pb2.TensorProto) -> np.ndarray:
             return ms_tensor_to_array(tensor).astype(np.float64)
 
         path = intervals = None
@@ -96,14 +97,15 @@ class LossLandscape:
         convergence = None
         if msg.HasField("convergence_point"):
             point = msg.convergence_point
-            convergence = tuple(float(array(t)[0]) for t in (point.x, point.y, point.z))
+            x, y, z = (float(array(t)[0]) for t in (point.x, point.y, point.z))
+            convergence = (x, y, z)
         return cls(
             x=array(msg.landscape.x),
             y=array(msg.landscape.y),
             z=array(msg.landscape.z),
             intervals=intervals,
             path=path,
-            convergence_point=convergence,  # type: ignore[arg-type]
+            convergence_point=convergence,
             decomposition=msg.metadata.decomposition,
             unit=msg.metadata.unit,
             step_per_epoch=msg.metadata.step_per_epoch or None,
@@ -123,9 +125,10 @@ class LossLandscape:
     def to_proto(self) -> summary_pb2.LossLandscape:
         """The ``LossLandscape`` message."""
         msg = summary_pb2.LossLandscape()
-        msg.landscape.x.CopyFrom(ms_tensor(self.x))
-        msg.landscape.y.CopyFrom(ms_tensor(self.y))
-        msg.landscape.z.CopyFrom(ms_tensor(self.z))
+        # arrays since __post_init__ (asarray: no copy, for the type checker)
+        msg.landscape.x.CopyFrom(ms_tensor(np.asarray(self.x)))
+        msg.landscape.y.CopyFrom(ms_tensor(np.asarray(self.y)))
+        msg.landscape.z.CopyFrom(ms_tensor(np.asarray(self.z)))
         if self.intervals is not None and self.path is not None:
             msg.loss_path.intervals.extend(int(i) for i in self.intervals)
             for axis, values in zip("xyz", self.path, strict=True):

@@ -45,7 +45,9 @@ import concurrent.futures
 import contextlib
 import copy
 import dataclasses
+import functools
 import math
+import operator
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -108,6 +110,11 @@ def _first(outputs: Any) -> torch.Tensor:
     return outputs[0] if isinstance(outputs, tuple | list) else outputs
 
 
+def _split_rows(tensor: torch.Tensor, count: int, size: int) -> torch.Tensor:
+    """``tensor``'s ``count * size`` rows as ``count`` batches of ``size`` (a view)."""
+    return tensor.view(count, size, *tensor.shape[1:])
+
+
 def _cat(parts: list[Any], dim: int = 0) -> Any:
     """Join pass outputs (same nesting) along the sample axis ``dim``."""
     head = parts[0]
@@ -149,7 +156,7 @@ class _Replica:
         self.network = network
         self.loss_fn = loss_fn
         self.batch_losses = BatchLosses.of(loss_fn)
-        self.targets = dict(network.named_parameters())
+        self.targets: dict[str, torch.Tensor] = dict(network.named_parameters())
         self.targets.update(dict(network.named_buffers()))
         self.fused: torch.nn.Module | None = None  # the network with fused ReLUs (``fusion``)
         self.fusion_tried = False
@@ -448,7 +455,8 @@ class Evaluator:
             return [_first(outputs).reshape(())]
         losses = []
         for run in unit.runs:
-            piece = tree_map(lambda t, r=run: t[r.offset : r.offset + r.size * r.count], outputs)
+            rows = slice(run.offset, run.offset + run.size * run.count)
+            piece = tree_map(operator.itemgetter(rows), outputs)
             if run.count == 1:
                 losses.append(loss_fn(piece, run.labels).reshape(()))
                 continue
@@ -456,7 +464,9 @@ class Evaluator:
             if together is not None:
                 losses.append(together)
                 continue
-            stacked = tree_map(lambda t, r=run: t.view(r.count, r.size, *t.shape[1:]), piece)
+            stacked = tree_map(
+                functools.partial(_split_rows, count=run.count, size=run.size), piece
+            )
             if self._loss_vmap and run.count >= LOSS_VMAP_MIN_BATCHES:
                 try:
                     losses.append(vmap(loss_fn)(stacked, run.labels))
@@ -465,7 +475,7 @@ class Evaluator:
                     self._loss_vmap = False
                     logger.info("landscape: the loss is computed batch by batch (%s)", err)
             for i in range(run.count):
-                one = tree_map(lambda t, i=i: t[i], stacked)
+                one = tree_map(operator.itemgetter(i), stacked)
                 losses.append(loss_fn(one, run.labels[i]).reshape(()))
         return losses
 
@@ -544,12 +554,12 @@ class Evaluator:
         per_point: list[list[torch.Tensor]] = [[] for _ in range(len(coords))]
         for unit in units:
             parts = [
-                vmap(lambda p, x=inputs: functional_call(network, p, x))(weights)
+                vmap(functools.partial(functional_call, network, args=inputs))(weights)
                 for inputs in unit.passes
             ]
             joined = _cat(parts, dim=1)
             for k in range(len(coords)):
-                outputs = tree_map(lambda t, k=k: t[k], joined)
+                outputs = tree_map(operator.itemgetter(k), joined)
                 per_point[k].extend(self._unit_losses(replica, unit, outputs))
         return [self._mean(losses) for losses in per_point]
 

@@ -29,8 +29,10 @@ TASKS_PER_ACTOR = 2
 
 try:
     import ray
+
+    HAVE_RAY = True
 except ImportError:  # pragma: no cover - exercised only without the extra
-    ray = None
+    HAVE_RAY = False
 
 
 class LandscapeActor:
@@ -65,7 +67,7 @@ class RayBackend:
         ray_address: str,
         num_workers: int | None,
     ) -> None:
-        if ray is None:
+        if not HAVE_RAY:
             raise ImportError("ray_address needs Ray: pip install 'sumlens[ray]'")
         if not isinstance(ray_address, str) or not ray_address.strip():
             raise ValueError(f"ray_address must be a non-empty str, got {ray_address!r}")
@@ -76,7 +78,8 @@ class RayBackend:
         gpus = int(resources.get("GPU", 0))
         self.workers = num_workers or gpus or max(1, int(resources.get("CPU", 1)))
         actor = ray.remote(num_cpus=1, num_gpus=1 if gpus else 0)(LandscapeActor)
-        self._actors = [
+        # handles whose methods Ray makes at run time (``.remote``): no static type has them
+        self._actors: list[Any] = [
             actor.remote(callback_fn, num_samples, options) for _ in range(self.workers)
         ]
 

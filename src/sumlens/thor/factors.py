@@ -173,15 +173,16 @@ class Conv2dTap(Tap):
 
 def _explicit_padding(conv: nn.Conv2d) -> tuple[int, int, int, int]:
     """``F.pad`` widths (left, right, top, bottom) equivalent to the conv's padding."""
-    if conv.padding == "valid":
+    padding = conv.padding
+    if padding == "valid":
         return (0, 0, 0, 0)
-    if conv.padding == "same":
+    if isinstance(padding, str):  # "same", the other word torch takes
         widths: list[int] = []
         for k, d in zip(reversed(conv.kernel_size), reversed(conv.dilation), strict=True):
             total = d * (k - 1)
             widths += [total // 2, total - total // 2]
         return (widths[0], widths[1], widths[2], widths[3])
-    ph, pw = conv.padding  # type: ignore[misc]
+    ph, pw = padding
     return (pw, pw, ph, ph)
 
 

@@ -81,7 +81,7 @@ class _Layer:
     name: str
     kind: str
     tap: Tap
-    weight: nn.Parameter
+    weight: torch.Tensor
     a_inverse: torch.Tensor | None = None
     g_inverse: torch.Tensor | None = None
     inverse_step: int | None = None
@@ -174,20 +174,22 @@ class Thor(torch.optim.Optimizer):
 
         ConvertNetUtils().convert_to_thor_net(model)
         self._layers: list[_Layer] = []
-        self._by_weight: dict[nn.Parameter, _Layer] = {}
+        self._by_weight: dict[torch.Tensor, _Layer] = {}
         self._diagonal: set[nn.Parameter] = set()
         for name, module, tap in converted_layers(model):
-            if isinstance(tap, Tap) and module.weight.requires_grad:
-                layer = _Layer(name, tap.kind, tap, module.weight)
+            weight = module.weight  # every converted kind has one (None: LayerNorm, no affine)
+            if isinstance(tap, Tap) and isinstance(weight, torch.Tensor) and weight.requires_grad:
+                layer = _Layer(name, tap.kind, tap, weight)
                 self._layers.append(layer)
-                self._by_weight[module.weight] = layer
+                self._by_weight[weight] = layer
                 if isinstance(tap, Conv2dTap):
                     tap.conv_stats = conv_stats
             elif tap.kind == "layernorm":
                 self._diagonal.update(p for p in module.parameters(recurse=False))
         self._split = check_split_indices(split_indices, len(self._layers), _OWNER)
 
-        decayed, kept = [], []
+        decayed: list[nn.Parameter] = []
+        kept: list[nn.Parameter] = []
         for name, param in model.named_parameters():
             if param.requires_grad:
                 wanted = decay_filter is None or bool(decay_filter(ParamInfo(name, param)))
@@ -198,7 +200,7 @@ class Thor(torch.optim.Optimizer):
             "weight_decay": weight_decay,
             "nesterov": use_nesterov,
         }
-        groups = [{"params": decayed}]
+        groups: list[dict[str, Any]] = [{"params": decayed}]
         if kept:
             groups.append({"params": kept, "weight_decay": 0.0})
         super().__init__([g for g in groups if g["params"]], defaults)

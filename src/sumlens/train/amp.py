@@ -57,10 +57,10 @@ class AmpPlan:
 
 def network_device(network: torch.nn.Module) -> torch.device:
     """The device of the network's first parameter (or buffer); CPU when it has none."""
-    for tensor in network.parameters():
-        return tensor.device
-    for tensor in network.buffers():
-        return tensor.device
+    for parameter in network.parameters():
+        return parameter.device
+    for buffer in network.buffers():
+        return buffer.device
     return torch.device("cpu")
 
 

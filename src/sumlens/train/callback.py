@@ -50,6 +50,7 @@ import contextlib
 import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from types import TracebackType
 from typing import TYPE_CHECKING, Any, cast
 
 from sumlens._log import logger
@@ -82,7 +83,12 @@ class Callback:
     def __enter__(self) -> Callback:
         return self
 
-    def __exit__(self, *exc_info: object) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         return None
 
     # old style (older MindSpore docs)

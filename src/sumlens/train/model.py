@@ -72,6 +72,7 @@ starts at ``initial_epoch + 1`` and ``cur_step_num`` at ``initial_epoch * len(ds
 from __future__ import annotations
 
 import copy
+import functools
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -274,6 +275,16 @@ class _Epochs:
             cbs.on_train_step_end(context)
             if done < planned or context.get_stop_requested():
                 return step_num
+
+
+def _update_all(metric: Any, outputs: tuple) -> None:
+    """Give ``metric`` every output of an eval step."""
+    metric.update(*outputs)
+
+
+def _update_picked(metric: Any, indexes: tuple[int, ...], outputs: tuple) -> None:
+    """Give ``metric`` the outputs of an eval step at ``indexes`` (``eval_indexes``')."""
+    metric.update(*[outputs[i] for i in indexes])
 
 
 def _fit_eval_callbacks(callbacks: Iterable[Callback]) -> list[Callback]:
@@ -660,13 +671,12 @@ class Model:
         updaters: list[Callable[[tuple], None]] = []
         for metric in self._metric_fns.values():
             if indexes is None:
-                updaters.append(lambda out, m=metric: m.update(*out))
+                updaters.append(functools.partial(_update_all, metric))
             elif isinstance(metric, Loss):
-                updaters.append(lambda out, m=metric, i=indexes[0]: m.update(out[i]))
+                updaters.append(functools.partial(_update_picked, metric, (indexes[0],)))
             else:
-                updaters.append(
-                    lambda out, m=metric, i=indexes[1], j=indexes[2]: m.update(out[i], out[j])
-                )
+                picked = (indexes[1], indexes[2])
+                updaters.append(functools.partial(_update_picked, metric, picked))
         return updaters
 
     def _eval_keys(self, plan: _EvalPlan) -> dict[str, Any]:

@@ -60,7 +60,7 @@ def _count(bits, shift, values, table, edges, counts):  # pragma: no cover - com
                 counts[lo] += 1
 
 
-def _statistics_kernel(key_type, top):  # type: ignore[no-untyped-def]
+def _statistics_kernel(key_type, top):
     """Compile :func:`statistics` for floats whose bits fit ``key_type`` (int32/int64, of
     ``top + 1`` bits): the cast back to ``key_type`` keeps the loop in that width (numba
     would widen it), so twice as many float32 keys fit a vector. A closure per width

@@ -61,7 +61,11 @@ def draw_boxes(
 
 
 def _draw_label(
-    draw: ImageDraw.ImageDraw, font: ImageFont.ImageFont, text: str, left: float, bottom: float
+    draw: ImageDraw.ImageDraw,
+    font: ImageFont.ImageFont | ImageFont.FreeTypeFont,
+    text: str,
+    left: float,
+    bottom: float,
 ) -> None:
     """The label on a strip whose bottom-left corner is the box's."""
     text_left, text_top, text_right, text_bottom = font.getbbox(text)

@@ -50,7 +50,7 @@ ROOT_MS_SCOPE = "Default"
 IO_OP = "IO Node"
 OWNER = "SummaryWriter.add_graph"
 
-TORCH_DTYPES: dict[str, tuple[int, int]] = {
+TORCH_DTYPES: dict[str, tuple[tensorboard_pb2.DataType, int]] = {
     "bool": (TB.DT_BOOL, 1),
     "int8": (TB.DT_INT8, 1),
     "int16": (TB.DT_INT16, 2),
@@ -395,7 +395,7 @@ class _Converter:
 
 def set_outputs(
     node: tensorboard_graph_pb2.NodeDef,
-    outputs: list[tuple[tensorboard_pb2.TensorShapeProto, int]],
+    outputs: list[tuple[tensorboard_pb2.TensorShapeProto, tensorboard_pb2.DataType]],
     type_attr: str,
 ) -> None:
     """Give ``node`` its outputs' ``_output_shapes`` and types (one type, or a list)."""

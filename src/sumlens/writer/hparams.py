@@ -14,6 +14,7 @@ import numbers
 from collections.abc import Mapping, Sequence
 
 import numpy as np
+from google.protobuf import struct_pb2
 
 from sumlens._checks import check_text
 from sumlens._log import warn_once
@@ -100,7 +101,7 @@ def _plain(name: str, value: object) -> bool | float | str | None:
     )
 
 
-def _set(target: object, value: bool | float | str) -> int:
+def _set(target: struct_pb2.Value, value: bool | float | str) -> plugins.DataType:
     """Store ``value`` in a ``google.protobuf.Value``; the hparams data type it has."""
     if isinstance(value, bool):
         target.bool_value = value
@@ -123,7 +124,7 @@ def _domains(
             f"For '{OWNER}', the argument 'hparam_domain_discrete' must be a dict "
             f"{{name: [values]}} or None, but got {type(given).__name__}"
         )
-    domains = {}
+    domains: dict[str, list[bool | float | str]] = {}
     for name, choices in given.items():
         where = f"hparam_domain_discrete[{name!r}]"
         if name not in hparam_dict:
@@ -135,12 +136,13 @@ def _domains(
         if isinstance(choices, str) or not isinstance(choices, Sequence):
             raise TypeError(f"For '{OWNER}', {where} must be a list, but got {choices!r:.100}")
         plain = [_plain(name, choice) for choice in choices]
-        if kind is None or not all(type(choice) is type(kind) for choice in plain):
+        typed = [choice for choice in plain if choice is not None and type(choice) is type(kind)]
+        if kind is None or len(typed) != len(plain):
             raise TypeError(
                 f"For '{OWNER}', {where} must list values of the type of hparam_dict[{name!r}] "
                 f"({type(hparam_dict[name]).__name__}), but got {choices!r:.100}"
             )
-        domains[name] = plain
+        domains[name] = typed
     return domains
 
 

@@ -92,7 +92,11 @@ def _check_indices(faces: np.ndarray, vertex_count: int) -> None:
 
 
 def _value(
-    tag: str, array: np.ndarray, content_type: int, components: int, json_config: str
+    tag: str,
+    array: np.ndarray,
+    content_type: plugins.MeshPluginData.ContentType,
+    components: int,
+    json_config: str,
 ) -> tbpb.Summary.Value:
     value = tbpb.Summary.Value(tag=f"{tag}_{_PART.Name(content_type)}")
     plugin = value.metadata.plugin_data

@@ -90,7 +90,9 @@ def _type_attr(op: str) -> str:
     return "dtype" if op in ("Const", IO_OP) else "T"
 
 
-def _onnx_shape(type_proto: Any, onnx: Any) -> tuple[tensorboard_pb2.TensorShapeProto, int]:
+def _onnx_shape(
+    type_proto: Any, onnx: Any
+) -> tuple[tensorboard_pb2.TensorShapeProto, tensorboard_pb2.DataType]:
     """(shape, TensorBoard dtype) of an ONNX ``TypeProto`` (unknown: no dims, DT_INVALID)."""
     shape = tensorboard_pb2.TensorShapeProto()
     if type_proto is None or not type_proto.HasField("tensor_type"):

@@ -186,7 +186,7 @@ def make_embedding_router(surface: ReadSurface) -> APIRouter:
         while not loading.stopped:
             if loading.wait_for_pass(1, timeout=5.0):
                 break
-        runs = sorted(loading.runs(), key=lambda r: r["updated"] or 0.0, reverse=True)
+        runs = sorted(surface.runs(), key=lambda r: r["updated"] or 0.0, reverse=True)
         wanted = [(r["id"], t) for r in runs for t in r["tags"].get("embedding", [])][:WARMED]
         for run, tag in wanted:
             if loading.stopped:

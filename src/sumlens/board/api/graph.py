@@ -66,16 +66,16 @@ class _AnswerCache:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._answers: OrderedDict[str, bytes] = OrderedDict()
+        self._answers: OrderedDict[str, bytes | memoryview] = OrderedDict()
 
-    def get(self, key: str) -> bytes | None:
+    def get(self, key: str) -> bytes | memoryview | None:
         with self._lock:
             answer = self._answers.get(key)
             if answer is not None:
                 self._answers.move_to_end(key)
             return answer
 
-    def put(self, key: str, answer: bytes) -> None:
+    def put(self, key: str, answer: bytes | memoryview) -> None:
         with self._lock:
             self._answers[key] = answer
             while len(self._answers) > CACHED_ANSWERS:

@@ -203,8 +203,8 @@ class Walker:
                         name, path, tuple(map(_found_file, events)), projector
                     )
                 for entry in subdirs:  # in name order: the first name of a directory wins
-                    identity = entry[1][6:8]  # (device, inode); (None, None) where unknown
-                    if identity[0] is not None:
+                    identity = entry[1].identity  # (device, inode); None where unknown
+                    if identity is not None:
                         if identity in seen:
                             continue
                         seen.add(identity)
@@ -247,8 +247,8 @@ class Walker:
                 break
             name = f"./{directory}" if directory else "./"
             projector = next((_projector(f) for f in files if f.name == CONFIG_FILE), None)
-            path = Path(prefix + directory) if directory else self.base_dir
-            found.runs[name] = FoundRun(name, path, tuple(map(_found_file, events)), projector)
+            location = Path(prefix + directory) if directory else self.base_dir
+            found.runs[name] = FoundRun(name, location, tuple(map(_found_file, events)), projector)
         return found
 
     def _contents(

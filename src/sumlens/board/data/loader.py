@@ -244,7 +244,7 @@ class Loader(ServedRuns):
                 self._save()
                 saved_at = time.monotonic()
         self._save()
-        if before is not None:
+        if before is not None and self._counter is not None:
             after = self._counter.snapshot()
             self._last_reload = {name: after[name] - before[name] for name in after}
         with self._pass_done:
@@ -289,9 +289,9 @@ class Loader(ServedRuns):
         changed = False
         with self._lock:
             for run in self._runs.values():
-                reason = None if run.id in found.runs else _unlisted_reason(run.id, found)
-                if run.unlisted != reason:
-                    run.unlisted = reason
+                why = None if run.id in found.runs else _unlisted_reason(run.id, found)
+                if run.unlisted != why:
+                    run.unlisted = why
                     self.changed(run)
                     changed = True
         return changed

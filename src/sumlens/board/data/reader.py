@@ -148,9 +148,9 @@ class RunReader:
         """Forget what the files of ``rank`` gave, to read them again from the start."""
         for key in [key for key in run.series if key.rank == rank]:
             self.store.release(run.series.pop(key).chunks)
-        for key in [key for key in run.buckets if key.rank == rank]:
-            del run.buckets[key]
-            run.changed_buckets.add(key)
+        for bucket in [bucket for bucket in run.buckets if bucket.rank == rank]:
+            del run.buckets[bucket]
+            run.changed_buckets.add(bucket)
         for name in run.order.get(rank, []):
             run.files.pop(name, None)
         run.order[rank] = []
@@ -228,7 +228,7 @@ class RunReader:
         with self.storage.open_read(path) as handle:
             return hashlib.sha1(handle.read(HEAD_BYTES)).hexdigest()
 
-    def _engine(self, unread: int) -> str:
+    def _engine(self, unread: int) -> Engine:
         if self.engine_choice != "auto":
             engine = self.engine_choice
         else:
@@ -289,13 +289,13 @@ class RunReader:
             )
         )
         segment, first = self.store.write(kept)
-        for series, i, part in taken:
-            if part is None:
+        for series, i, fitted in taken:
+            if fitted is None:
                 count, first_step, first_wall = ends[i] - starts[i], firsts[i], first_walls[i]
                 last_step, last_wall = lasts[i], last_walls[i]
             else:
-                count = part.size
-                (first_step, first_wall, _), (last_step, last_wall, _) = part[[0, -1]].tolist()
+                count = fitted.size
+                (first_step, first_wall, _), (last_step, last_wall, _) = fitted[[0, -1]].tolist()
             series.chunks.append((segment, first, count))
             first += count
             if series.count == 0:

@@ -148,7 +148,9 @@ class SampleBucket:
         """The newest sample offered (its :data:`SAMPLE` fields), or None before any."""
         if not self._rows:
             return None
-        return dict(zip(SAMPLE.names, self._rows[-1], strict=True))
+        names = SAMPLE.names
+        assert names is not None  # a structured dtype's fields
+        return dict(zip(names, self._rows[-1], strict=True))
 
     def offer(self, step: int, wall: float, file: int, offset: int, length: int) -> int:
         """Take one value (in arrival order); return how many kept ones a restart dropped."""

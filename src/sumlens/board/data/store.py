@@ -85,7 +85,7 @@ class SegmentStore:
             self._open_next()
         segment = self._active
         first = self._size[segment]
-        data = memoryview(np.ascontiguousarray(points, dtype=POINT).view(np.uint8))
+        data = np.ascontiguousarray(points, dtype=POINT).view(np.uint8).data
         assert self._writer is not None
         written = 0
         try:
@@ -162,7 +162,7 @@ class SegmentStore:
         fd = self._readers.get(segment)
         if fd is None:
             fd = self._readers[segment] = os.open(self._path(segment), os.O_RDONLY)
-        view = memoryview(out.view(np.uint8))
+        view = out.view(np.uint8).data
         offset = first * POINT.itemsize
         done = 0
         while done < len(view):

@@ -566,7 +566,7 @@ def make_mindinsight_router(surface: ReadSurface) -> APIRouter:
     @router.get("/datavisual/landscape/intervals", summary="The intervals of train landscapes")
     def landscape_intervals(train_id: Text = None) -> Response:
         job = jobs.index(_need(train_id, "train_id"))
-        intervals = []
+        intervals: list[dict[str, Any]] = []
         for tag in job.tags("loss_landscape"):
             for sample in _samples(job, tag, "loss_landscape", LANDSCAPE_MISSING):
                 value: LandscapeValue = sample.value

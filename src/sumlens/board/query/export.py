@@ -80,7 +80,7 @@ def csv_chunks(surface: ReadSurface, refs: Sequence[SeriesRef], axis: XAxis) -> 
             block = points[lo : lo + BLOCK]
             buffer.seek(0)
             buffer.truncate()
-            rows = (
+            rows: Iterator[tuple[object, ...]] = (
                 (run, rank, tag, step, repr(wall), repr(value))
                 for step, wall, value in zip(
                     block["step"].tolist(),

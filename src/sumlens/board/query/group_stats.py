@@ -156,9 +156,10 @@ def _statistics(
     n = count[some]
     center, low, high = (np.full(grid.shape[1], np.nan) for _ in range(3))
     mean = np.where(held, values, 0.0).sum(axis=0) / n
-    ordered = None  # sorted only for a median or a percentile band (the costly part)
-    if statistic.stat != "mean" or statistic.band not in ("std", "minmax"):
-        ordered = np.sort(values, axis=0)  # NaN last: each column's n finite values first
+    # sorted only for a median or a percentile band (the costly part); else never read.
+    # NaN last: each column's n finite values first
+    sort = statistic.stat != "mean" or statistic.band not in ("std", "minmax")
+    ordered = np.sort(values, axis=0) if sort else values
     center[some] = mean if statistic.stat == "mean" else _percentile(ordered, n, 50.0)
     if statistic.band == "std":  # the sample standard deviation (ddof=1); 0 for one member
         squares = np.where(held, (values - mean) ** 2, 0.0).sum(axis=0)

@@ -33,7 +33,9 @@ def at_step(samples: Samples, step: int | None) -> tuple[Samples, int]:
     rows = samples.recorded
     at = int(np.searchsorted(rows["step"], step))
     if at == rows.size or int(rows["step"][at]) != step:
-        raise NotFound(f"step={step} of {samples.tag!r} was never recorded; {_recorded(samples)}")
+        raise NotFound(
+            f"step={step} of {samples.tag!r} was never recorded; {_recorded(samples, rows)}"
+        )
     row = rows[at]
     item = np.array(
         [(-1, step, row["wall"], row["file"], row["offset"], row["length"])],
@@ -49,9 +51,10 @@ def recorded_json(samples: Samples) -> dict[str, Any]:
     return {"recorded": steps, "stride": samples.stride}
 
 
-def _recorded(samples: Samples) -> str:
-    """Which steps can be asked for, said briefly (the index may hold thousands)."""
-    steps = np.union1d(samples.recorded["step"], samples.items["step"])
+def _recorded(samples: Samples, recorded: np.ndarray) -> str:
+    """Which steps can be asked for (``recorded``: the series' index), said briefly (the
+    index may hold thousands)."""
+    steps = np.union1d(recorded["step"], samples.items["step"])
     if not steps.size:
         return "no step is recorded"
     every = "" if samples.stride == 1 else f"; one step in {samples.stride} is indexed"

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from sumlens._proto import summary_pb2
+from sumlens._proto import anf_ir_pb2, summary_pb2
 from sumlens.io.decode import PayloadError, ms_tensor_to_array
 
 TRAIN, RESULT = "train", "result"
@@ -60,7 +60,7 @@ def landscape_info(message: summary_pb2.LossLandscape) -> LandscapeInfo:
     )
 
 
-def _array(tensor: summary_pb2.TensorProto, name: str) -> np.ndarray:
+def _array(tensor: anf_ir_pb2.TensorProto, name: str) -> np.ndarray:
     """The values of ``tensor`` as float64 (none when the message leaves it unset)."""
     if not tensor.ListFields():
         return np.zeros(0)
@@ -73,7 +73,7 @@ def _array(tensor: summary_pb2.TensorProto, name: str) -> np.ndarray:
     return values.astype(np.float64)
 
 
-def _vector(tensor: summary_pb2.TensorProto, name: str) -> np.ndarray:
+def _vector(tensor: anf_ir_pb2.TensorProto, name: str) -> np.ndarray:
     """A tensor that must hold a list of numbers (any shape of that many values)."""
     return _array(tensor, name).reshape(-1)
 
