@@ -241,7 +241,7 @@ def test_summary_operators_inside_forward_are_paused(tmp_path: Path) -> None:
     with SummaryRecord(tmp_path) as record:
         result = capture(Logged(), (torch.randn(2, 1, 28, 28),))
         assert result.path == "torch.export", result.reason
-        assert record._op_values == {}
+        assert record._pending.operator_values == {}
 
 
 def test_torch_compile_is_unwrapped() -> None:

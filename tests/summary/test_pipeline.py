@@ -363,3 +363,21 @@ def test_a_value_that_cannot_be_serialized_costs_only_itself(
     ]
     [message] = [r.getMessage() for r in caplog.records]
     assert "could not write scalar 'bad\\ud800'" in message
+
+
+def test_submit_hands_the_waiting_scalar_rows_over_before_its_batch(tmp_path: Path) -> None:
+    """The one way to the writer keeps recording order: rows appended before a batch (by the
+    scalar lane) are written before it, whoever takes them; flush hands them over too."""
+    summary = EventFile(tmp_path, lambda t: f"x.summary.{t}.0.h_MS", 1)
+    lineage = EventFile(tmp_path, lambda t: f"x.summary.{t}.0.h_lineage", 1)
+    writer = pipeline.WriterPipeline("mindspore", summary, lineage, 1)
+    wall = 1795300000.0
+    for step in range(3):
+        writer.scalar_rows.add_step(step, wall, {"s": float(step)})
+        writer.submit(StepBatch(step, wall, [Item("tensor", "t", np.full(2, step, np.float32))]))
+    writer.scalar_rows.add_step(3, wall, {"s": 3.0})
+    assert writer.flush()
+    assert [(e.step, e.tag) for e in read_events(tmp_path)] == [
+        (step, tag) for step in range(3) for tag in ("s", "t")
+    ] + [(3, "s")]
+    assert writer.close()

@@ -17,7 +17,7 @@ from sumlens import SummaryRecord
 from sumlens.io import iter_events
 from sumlens.landscape import LossLandscape
 from sumlens.lineage import DatasetGraph, EvaluationLineage, TrainLineage, UserDefinedInfo
-from sumlens.summary.record import PLUGINS
+from sumlens.summary.intake import PLUGINS
 
 # ---- constructor ------------------------------------------------------------------------
 

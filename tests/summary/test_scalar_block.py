@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import math
-import sys
-import threading
-import time
 
 import numpy as np
 
@@ -21,7 +18,6 @@ from sumlens.summary.scalar_block import (
 
 TAGS = ["loss", "lr", "ünïcode/ταγ", "x" * 200, "a"]
 STEPS = [0, 1, 127, 128, 2**31, -1, -(2**40), 2**62]
-STEPS_RACED = 10_000
 VALUES = [0.5, -1.25, math.nan, math.inf, -math.inf, 1e-45, 3.4e38, 0.0]
 
 
@@ -132,41 +128,6 @@ def test_only_a_new_tag_of_the_newest_rows_step_and_time_joins_it() -> None:
     ]
 
 
-def test_values_join_without_the_lock() -> None:
-    """The lock held (by the writer handing rows over, or by this very thread interrupted by
-    a signal handler that logs a scalar): joining neither waits nor needs it."""
-    collector = ScalarCollector()
-    collector.add_value(3, None, "a", 1.0)
-    with collector.lock:
-        assert collector.join(3, "a", 2.0) is False  # "a" is in the row already
-        assert collector.add_value(3, None, "b", 2.0) is False
-        assert collector.join(3, "a", 2.0) is False
-    collector.add_value(3, None, "c", 3.0)
-    assert _rows(collector) == [(3, {"a": 1.0, "b": 2.0, "c": 3.0})]
-
-
-def test_join_takes_only_a_new_checked_tag_of_the_open_rows_step() -> None:
-    collector = ScalarCollector()
-    assert collector.join(1, "a", 1.0) is False  # no row yet
-    collector.add_value(1, None, "a", 1.0)
-    collector.add_value(1, None, "b", 2.0)
-    assert collector.join(1, "c", 3.0) is False  # never given to add_value: not checked
-    assert collector.join(2, "a", 3.0) is False  # another step
-    assert collector.join(1, "a", 3.0) is False  # in the row already
-    collector.add_value(2, None, "a", 4.0)
-    assert collector.join(2, "b", 5.0) is True
-    collector.add_step(2, 10.0, {"c": 6.0})
-    assert collector.join(2, "b", 7.0) is False  # the newest row came from record()
-    collector.add_value(2, 20.0, "a", 8.0)
-    assert collector.join(2, "b", 9.0) is False  # the newest row has a given wall time
-    assert _rows(collector) == [
-        (1, {"a": 1.0, "b": 2.0}),
-        (2, {"a": 4.0, "b": 5.0}),
-        (2, {"c": 6.0}),
-        (2, {"a": 8.0}),
-    ]
-
-
 def test_a_value_added_after_its_row_was_sealed_starts_a_row_of_its_own() -> None:
     """Taking a row seals it: a value that reaches the row afterwards is not in the taken
     block, and its caller hears so and starts a new row; one that reached it before the
@@ -176,7 +137,6 @@ def test_a_value_added_after_its_row_was_sealed_starts_a_row_of_its_own() -> Non
     collector.add_value(1, None, "b", 2.0)
     block = collector.take()
     assert block is not None and [row[2] for row in block.rows] == [{"a": 1.0, "b": 2.0}]
-    assert collector.join(1, "c", 3.0) is False
     assert collector.add_value(1, None, "c", 3.0) is False
     assert _rows(collector) == [(1, {"c": 3.0})]
 
@@ -195,60 +155,3 @@ def test_a_row_the_writer_took_is_never_changed_again() -> None:
     collector.add_value(1, None, "b", 2.0)
     assert taken is not None and [row[2] for row in taken.rows] == [{"a": 1.0}]
     assert _rows(collector) == [(1, {"b": 2.0})]
-
-
-def test_values_joined_while_the_writer_takes_rows_are_each_kept_once() -> None:
-    """Two callers join rows (as torch's add_scalar does: join, else add_value) while
-    another thread takes them (as the writer thread does), switching threads as often as
-    Python can: every value lands in exactly one taken row, each tag's in order."""
-    collector = ScalarCollector()
-    blocks = []
-    done = threading.Event()
-
-    def writer() -> None:
-        while not done.is_set():
-            with collector.lock:
-                block = collector.take()
-            if block is not None:
-                blocks.append(block)
-            time.sleep(0)
-
-    def caller(prefix: str) -> None:
-        for step in range(STEPS_RACED):
-            for k in range(5):
-                tag = f"{prefix}{k}"
-                if not collector.join(step, tag, float(step)):
-                    collector.add_value(step, None, tag, float(step))
-
-    thread = threading.Thread(target=writer)
-    callers = [threading.Thread(target=caller, args=(prefix,)) for prefix in "tu"]
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    thread.start()
-    try:
-        for each in callers:
-            each.start()
-        for each in callers:
-            each.join()
-    finally:
-        done.set()
-        thread.join()
-        sys.setswitchinterval(interval)
-    with collector.lock:
-        last = collector.take()
-    seen = [
-        (tag, step, value)
-        for block in [*blocks, last]
-        if block is not None
-        for step, _, scalars in block.rows
-        for tag, value in scalars.items()
-    ]
-    assert sorted(seen) == sorted(
-        (f"{prefix}{k}", step, float(step))
-        for prefix in "tu"
-        for k in range(5)
-        for step in range(STEPS_RACED)
-    )
-    for tag in {tag for tag, _, _ in seen}:
-        steps = [step for each, step, _ in seen if each == tag]
-        assert steps == sorted(steps)

@@ -11,11 +11,11 @@ import torch
 from helpers.summary import read_events
 from PIL import Image as PILImage
 
-import sumlens.summary.record as record_module
+import sumlens.summary.intake as intake
 from sumlens import SummaryRecord
 from sumlens.io import Event, Histogram
 from sumlens.summary.histogram import reference_histogram
-from sumlens.summary.record import MAX_STEP_BYTES
+from sumlens.summary.intake import MAX_STEP_BYTES
 
 
 def record_one(tmp_path: Path, plugin: str, value: object, **kwargs: object) -> Event:
@@ -296,7 +296,7 @@ def test_reduced_float_images(tmp_path: Path, dtype: torch.dtype) -> None:
 @pytest.fixture
 def no_big_copies(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Fail any snapshot of more than 64 MiB (the size check must come before the copy)."""
-    real = record_module.snapshot
+    real = intake.snapshot
     sizes: list[int] = []
 
     def guarded(value: object, name: str = "value"):
@@ -306,7 +306,7 @@ def no_big_copies(monkeypatch: pytest.MonkeyPatch) -> list[int]:
             raise AssertionError(f"{name}: {size} elements copied before the size check")
         return real(value, name)
 
-    monkeypatch.setattr(record_module, "snapshot", guarded)
+    monkeypatch.setattr(intake, "snapshot", guarded)
     return sizes
 
 
@@ -333,7 +333,7 @@ def test_several_values_over_2_gib_in_one_step_are_a_value_error_before_any_copy
     tmp_path: Path, no_big_copies: list[int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Shrink the limit so that the test holds real (small) copies of its values.
-    monkeypatch.setattr(record_module, "MAX_STEP_BYTES", 10_000)
+    monkeypatch.setattr(intake, "MAX_STEP_BYTES", 10_000)
     with SummaryRecord(tmp_path) as rec:
         rec.add_value("tensor", "a", np.zeros(1000, np.float32))
         rec.add_value("tensor", "b", np.zeros(1000, np.float32))
@@ -358,7 +358,7 @@ def test_step_total_over_2_gib_from_operators_is_a_value_error(
 ) -> None:
     from sumlens import ops
 
-    monkeypatch.setattr(record_module, "MAX_STEP_BYTES", 10_000)
+    monkeypatch.setattr(intake, "MAX_STEP_BYTES", 10_000)
     with SummaryRecord(tmp_path) as rec:
         for name in "abc":
             ops.tensor(name, torch.zeros(1000))

@@ -62,7 +62,7 @@ def finite_sum(values):  # pragma: no cover - compiled
     return total
 
 
-def _float_histogram_kernel(key_type, shift, mask):  # type: ignore[no-untyped-def]
+def _float_histogram_kernel(key_type, shift, mask):
     """Compile :func:`float_histogram` for floats whose bits fit ``key_type`` (int32/int64).
 
     ``key ^ ((key >> shift) & mask)`` maps a float's bits, read as a signed integer, to an

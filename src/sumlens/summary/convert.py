@@ -15,11 +15,14 @@ float32.
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 import numpy as np
 
 from sumlens.summary.pinned import POOLED_BYTES, pinned_pool
+
+if TYPE_CHECKING:
+    import torch
 
 _UPCAST_KINDS = ("bfloat16", "float16", "float8")
 _PLAIN_DTYPES = frozenset(np.dtype(code) for code in "?bBhHiIlLqQfd")
@@ -73,7 +76,7 @@ class PendingArray:
         return self._result
 
 
-def _torch_tensor(value: object) -> bool:
+def _torch_tensor(value: object) -> TypeGuard[torch.Tensor]:
     torch = sys.modules.get("torch")
     return torch is not None and isinstance(value, torch.Tensor)
 

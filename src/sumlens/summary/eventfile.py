@@ -84,7 +84,9 @@ class EventFile:
         records = [encode_record(payload) for payload in payloads]
         self.append_framed(b"".join(records), np.cumsum([len(r) for r in records]))
 
-    def append_framed(self, data: bytes | bytearray | np.ndarray, ends: np.ndarray) -> None:
+    def append_framed(
+        self, data: bytes | bytearray | memoryview | np.ndarray, ends: np.ndarray
+    ) -> None:
         """Write records framed back to back in ``data`` (``ends[i]``: end of record i).
 
         Each write takes as many whole records as fit before the size limit; a record
@@ -92,7 +94,7 @@ class EventFile:
         out, the records after it are still written, and then the first such record's
         :class:`RecordTooLargeError` is raised.
         """
-        view = memoryview(data).cast("B")
+        view = (data.data if isinstance(data, np.ndarray) else memoryview(data)).cast("B")
         start, first, count = 0, 0, len(ends)
         too_large: RecordTooLargeError | None = None
         while first < count:

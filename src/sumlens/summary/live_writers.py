@@ -109,6 +109,18 @@ def say_shared(directory: Path, rank: int, where: str) -> None:
     )
 
 
+def say_if_shared(directory: Path, rank: int, open_here: bool) -> None:
+    """Warn if another writer of ``rank`` records into ``directory`` now: an open record of
+    this process (``open_here``), or a live writer's file (checked again by each new file
+    a record writes: :func:`check_new_file`)."""
+    if open_here:
+        say_shared(directory, rank, "another SummaryRecord of this process")
+        return
+    others = live_files(directory, rank)
+    if others:
+        say_shared(directory, rank, f"in another process: its {others[0].name} is open")
+
+
 def check_new_file(directory: Path, rank: int, path: Path, fd: int) -> None:
     """For a summary file just created: hold it, and warn if another writer is live."""
     _made_here.add(os.fspath(path))  # first: a writer of another thread must not take it,

@@ -129,8 +129,9 @@ def nesting_depth(message: Message, limit: int) -> int:
 
 def _children(field: FieldDescriptor, value: Any, limit: int) -> Iterator[int]:
     """The depth of each message held by ``field`` (``value``: its contents)."""
-    if field.message_type.GetOptions().map_entry:
-        holds_messages = field.message_type.fields_by_name["value"].message_type is not None
+    message_type = field.message_type
+    if message_type is not None and message_type.GetOptions().map_entry:
+        holds_messages = message_type.fields_by_name["value"].message_type is not None
         for item in value.values():
             yield 1 + (nesting_depth(item, limit - 1) if holds_messages else 0)
     elif field.is_repeated:

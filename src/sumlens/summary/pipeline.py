@@ -27,6 +27,7 @@ steps that the compiled encoder cannot take — or not yet, while it compiles
 
 from __future__ import annotations
 
+import functools
 import logging
 import queue
 import threading
@@ -59,6 +60,8 @@ WAKE_SECONDS = BLOCK_SECONDS
 """How often the writer drains the queue when nobody asks it to."""
 WAKE_BYTES = 4 * 1024 * 1024
 """Queued bytes at which the caller wakes the writer at once."""
+HAND_OVER_SECONDS = 1.0
+"""How long a hand-over of scalar rows waits for their lock (see :meth:`WriterPipeline.submit`)."""
 POOL_MIN_BYTES = 256 * 1024
 """Bytes of heavy values (images, tensors, unbinned histograms) a round must hold before
 they are encoded on the pool: handing a few small values to other threads costs more than
@@ -94,7 +97,8 @@ class _Output:
     def add_summary_framed(self, data: bytes | np.ndarray, ends: np.ndarray) -> None:
         """Records framed back to back in ``data`` (which may be longer than ``ends[-1]``)."""
         if len(ends):
-            self.summary.append((memoryview(data).cast("B")[: int(ends[-1])], ends))
+            view = data.data if isinstance(data, np.ndarray) else memoryview(data)
+            self.summary.append((view.cast("B")[: int(ends[-1])], ends))
 
     def summary_framed(self) -> tuple[bytes | memoryview, np.ndarray]:
         """All summary records back to back, with the end offset of each."""
@@ -178,11 +182,12 @@ class WriterPipeline:
         export: Callable[[StepBatch, Item, Any], None] | None = None,
         max_pending_bytes: int = MAX_PENDING_BYTES,
         max_pending_batches: int = MAX_PENDING_BATCHES,
-        scalar_rows: ScalarCollector | None = None,
     ) -> None:
         self.file_format = file_format
         self._encode_step = ENCODERS[file_format]
-        self._scalar_rows = scalar_rows
+        self.scalar_rows = ScalarCollector()
+        """The caller's scalar-only rows (the scalar lane appends them, :meth:`submit` and the
+        writer take them)."""
         self.summary_file = summary_file
         self.lineage_file = lineage_file
         self.tensorboard_file = tensorboard_file
@@ -209,7 +214,27 @@ class WriterPipeline:
 
     # ---- caller side -------------------------------------------------------------------
 
-    def submit(self, batch: StepBatch | ScalarBlock) -> None:
+    def submit(self, batch: StepBatch | None = None) -> None:
+        """Queue the waiting scalar rows (:attr:`scalar_rows`), then ``batch``: in recording
+        order (see :class:`~sumlens.summary.scalar_block.ScalarCollector`). The only way a
+        caller hands anything to the writer.
+
+        A signal handler that interrupted this thread while it held the rows' lock would
+        wait for itself: after :data:`HAND_OVER_SECONDS` it goes on without the lock.
+        """
+        lock = self.scalar_rows.lock
+        locked = lock.acquire(timeout=HAND_OVER_SECONDS)
+        try:
+            block = self.scalar_rows.take()
+            if block is not None:
+                self._enqueue(block)
+            if batch is not None:
+                self._enqueue(batch)
+        finally:
+            if locked:
+                lock.release()
+
+    def _enqueue(self, batch: StepBatch | ScalarBlock) -> None:
         """Queue ``batch``; wait first if too much is already in flight.
 
         The in-flight counters are plain integers: ``enqueued`` is written by callers only
@@ -239,12 +264,23 @@ class WriterPipeline:
         return self._enqueued_bytes - self._written_bytes
 
     def flush(self, timeout: float | None = None) -> bool:
-        """Block until everything submitted before is written; False if it timed out."""
+        """Block until everything submitted before, and the waiting scalar rows, is written;
+        False if it timed out."""
+        self.submit()
         return self._request(_Marker(threading.Event()), timeout)
 
     def close(self, timeout: float | None = None) -> bool:
-        """Write everything, close the files and stop the thread; False if it timed out."""
-        done = self._request(_Marker(threading.Event(), stop=True), timeout)
+        """Write everything, close the files and stop the thread; False if it timed out.
+
+        Another thread recording right now may have passed its record's closed check just
+        before it was set: the flush lets it finish that call, the second hand-over of
+        scalar rows takes its row.
+        """
+        started = time.monotonic()
+        self.flush(timeout)
+        self.submit()
+        left = None if timeout is None else max(0.0, timeout - (time.monotonic() - started))
+        done = self._request(_Marker(threading.Event(), stop=True), left)
         if done:
             self._thread.join()
         return done
@@ -311,8 +347,8 @@ class WriterPipeline:
         the same hold (see :class:`ScalarCollector`); while the caller holds the lock
         (handing rows over, perhaps waiting for room), only the queue is drained.
         """
-        rows = self._scalar_rows
-        if rows is None or not rows.lock.acquire(blocking=False):
+        rows = self.scalar_rows
+        if not rows.lock.acquire(blocking=False):
             return self._drain()
         try:
             entries = self._drain()
@@ -382,7 +418,7 @@ class WriterPipeline:
             self._encode_scalars_with_protobuf(block, out)
         elif len(block):
             try:
-                data, ends = encode_scalar_block(block, self._scalar_rows.tags, self.file_format)
+                data, ends = encode_scalar_block(block, self.scalar_rows.tags, self.file_format)
             except Exception as err:  # the compiled encoder failed: the protobuf one writes
                 log_once(
                     f"scalar-kernel:{type(err).__name__}",
@@ -427,13 +463,14 @@ class WriterPipeline:
         together they are big enough to be worth it (:data:`POOL_MIN_BYTES`)."""
         heavy = [item.held for batch in batches for item in batch.items if is_heavy(item)]
         use_pool = len(heavy) > 1 and sum(heavy) >= POOL_MIN_BYTES and self._workers > 1
-        if use_pool and self._pool is None:
-            self._pool = EncoderPool(self._workers)
+        pool = self._pool
+        if use_pool and pool is None:
+            pool = self._pool = EncoderPool(self._workers)
         encode = self._encode
         started = [
             [
-                self._pool.submit(lambda item=item: encode(item))
-                if use_pool and is_heavy(item)
+                pool.submit(functools.partial(encode, item))
+                if pool is not None and use_pool and is_heavy(item)
                 else item
                 for item in batch.items
             ]
@@ -460,10 +497,11 @@ class WriterPipeline:
 
     def _add_step(self, batch: StepBatch, values: list[Any], out: _Output) -> None:
         """Serialize one step into ``out`` (and export its tensors)."""
-        if self._export is not None:
+        export = self._export
+        if export is not None:
             for item, value in zip(batch.items, values, strict=True):
                 if item.export and value is not None:
-                    self._guard(lambda i=item, v=value: self._export(batch, i, v), "export")
+                    self._guard(functools.partial(export, batch, item, value), "export")
         values = [v if item.summary else None for item, v in zip(batch.items, values, strict=True)]
         step = self._serialize(batch, values)
         for payload in step.summary:

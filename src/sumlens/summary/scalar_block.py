@@ -4,14 +4,14 @@ Most ``record`` calls carry a few scalars and nothing else. For those the caller
 little as it can: it appends one ``(step, wall time, {tag: value})`` row to a deque (after a
 training step the caches are cold, and every extra object or call costs microseconds there).
 Scalars logged one call each, as torch's ``add_scalar`` logs them, join the newest row of
-their step (:meth:`ScalarCollector.join`): with a row per value, the writer thread's
-work per row (holding the GIL) made ten scalars a step cost the caller 4.4 us each; joined
-under a lock, 0.7; joined without a lock or a clock, 0.3, less than ``add_value`` and
-``record`` take (``benchmarks/bench_write.py``, scalar10). The writer thread takes the rows
-at each wake-up, packs them into columns and serializes them with one compiled pass
-(:mod:`sumlens.summary._scalar_jit`) that releases the GIL. Before a step with other values
-the caller cuts the rows it has into a block of their own, so the file keeps recording order
-(see :class:`ScalarCollector`).
+their step (:func:`joined`, the first test of the scalar lane's ``put``): with a row per
+value, the writer thread's work per row (holding the GIL) made ten scalars a step cost the
+caller 4.4 us each; joined under a lock, 0.7; joined without a lock or a clock, 0.3, less
+than ``add_value`` and ``record`` take (``benchmarks/bench_write.py``, scalar10). The
+writer thread takes the rows at each wake-up, packs them into columns and serializes them
+with one compiled pass (:mod:`sumlens.summary._scalar_jit`) that releases the GIL. Before a
+step with other values the caller cuts the rows it has into a block of their own, so the
+file keeps recording order (see :class:`ScalarCollector`).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import sys
 import threading
 import time
 from collections import deque
+from typing import Any
 
 import numpy as np
 
@@ -44,7 +45,7 @@ SEALED = object()
 with the row, what after it is not (and its caller knows, and starts a row of its own)."""
 
 
-def _joined(values: dict[str, float], tag: str, value: float) -> bool:
+def joined(values: dict[str, float], tag: str, value: float) -> bool:
     """Add ``value`` to an open row if ``tag`` is new to it, and say whether it counts.
 
     Each step is one atomic dict operation, so no lock is needed: two threads adding the
@@ -66,7 +67,7 @@ def _before_seal(values: dict[str, float], tag: str) -> bool:
     return False
 
 
-def _sealed(values: dict[str, float]) -> dict[str, float]:
+def _sealed(values: dict[Any, float]) -> dict[str, float]:
     """Seal a row being taken and return the values added before the seal."""
     count = len(values)
     values.setdefault(SEALED, 0.0)
@@ -138,8 +139,8 @@ class ScalarCollector:
     """The caller's scalar-only rows not yet handed over, and the rule that keeps order.
 
     The caller appends a row per step without a lock (``deque.append`` is atomic), and
-    joins torch-style values to the row its last one opened without a lock either
-    (:meth:`join`: see :func:`_joined`). Rows leave only under :attr:`lock`, oldest first,
+    joins torch-style values to the row its last one opened (:attr:`open_row`) without a
+    lock either (see :func:`joined`). Rows leave only under :attr:`lock`, oldest first,
     and together with what must be written around them: the caller cuts them into a block
     and queues it, then the step that follows, both under the lock; the writer, under the
     lock too, drains its queue and then takes the rows (newer than everything queued). So
@@ -150,52 +151,47 @@ class ScalarCollector:
         self.tags = TagTable()
         self.lock = threading.Lock()
         self._rows: deque[Row | OpenRow] = deque()
-        self._open: OpenRow | None = None
-        """The newest row, if a value without a wall time opened it (:meth:`join` joins it)."""
+        self.open_row: OpenRow | None = None
+        """The newest row, if a value without a wall time opened it: a float of its step
+        given without a wall time joins it, with no lock and no clock (the row has the time
+        of its first value, and the writer takes it within :data:`BLOCK_SECONDS`, so a value
+        given later at the same step starts a row with a time of its own). Read by the
+        scalar lane's fast join (:meth:`~sumlens.summary.scalar_lane.ScalarLane.put`)."""
         self._given: OpenRow | None = None
         """The newest row, if a value with a wall time opened it (values of that time join)."""
-        self._checked: set[str] = set()
-        """Tags :meth:`add_value` was given (checked by its caller): only these may join."""
+        self.joinable: set[str] = set()
+        """Tags :meth:`add_value` was given (checked by its caller): only these may join
+        :attr:`open_row` unchecked."""
 
     def add_step(self, step: int, wall: float, scalars: dict[str, float]) -> bool:
         """Append one step's scalars (the dict is kept: do not change it afterwards);
         True once :data:`BLOCK_STEPS` rows wait, for the caller to hand them over."""
         rows = self._rows
-        self._open = self._given = None  # later values come after this row
+        self.open_row = self._given = None  # later values come after this row
         rows.append((step, wall, scalars))
         return len(rows) >= BLOCK_STEPS
 
-    def join(self, step: int, tag: str, value: float) -> bool:
-        """Add a scalar given without a wall time to the open row, if that row is of
-        ``step``, has no ``tag`` yet and was not taken yet; False: nothing was added, give
-        the value to :meth:`add_value`. ``tag`` must be one :meth:`add_value` was given
-        before (checked by its caller) and ``value`` a float.
-
-        The hot path of torch's ``add_scalar``: no lock and no clock (the row has the time
-        of its first value, and the writer takes it within :data:`BLOCK_SECONDS`, so a value
-        given later at the same step starts a row with a time of its own).
-        """
-        row = self._open
-        if row is None or row[0] != step or tag not in self._checked:
-            return False
-        return _joined(row[2], tag, value)
-
     def add_value(self, step: int, wall: float | None, tag: str, value: float) -> bool:
         """One scalar written on its own (torch's style: each call its step and time),
-        joined to the newest row when :meth:`join` would join it, or when ``wall`` is given
-        and a value given that wall time opened the row; else a row of its own. A step's
-        ten scalars so become one row, as :meth:`add_step` makes them (one event in
-        MindSpore's format; TensorBoard's has an event per scalar either way). True once
-        :data:`BLOCK_STEPS` rows wait, for the caller to hand them over."""
-        self._checked.add(tag)
-        row = self._open if wall is None else self._given
-        joins = row is not None and row[0] == step and (wall is None or row[1] == wall)
-        if joins and _joined(row[2], tag, value):
+        joined to :attr:`open_row` when ``wall`` is None and the row is of ``step`` and has
+        no ``tag`` yet, or when ``wall`` is given and a value given that wall time opened the
+        newest row; else a row of its own. A step's ten scalars so become one row, as
+        :meth:`add_step` makes them (one event in MindSpore's format; TensorBoard's has an
+        event per scalar either way). True once :data:`BLOCK_STEPS` rows wait, for the
+        caller to hand them over."""
+        self.joinable.add(tag)
+        row = self.open_row if wall is None else self._given
+        if (
+            row is not None
+            and row[0] == step
+            and (wall is None or row[1] == wall)
+            and joined(row[2], tag, value)
+        ):
             return False
         row = (step, time.time() if wall is None else wall, {tag: value}, True)
         rows = self._rows
         rows.append(row)
-        self._open, self._given = (row, None) if wall is None else (None, row)
+        self.open_row, self._given = (row, None) if wall is None else (None, row)
         return len(rows) >= BLOCK_STEPS
 
     def take(self) -> ScalarBlock | None:
@@ -217,7 +213,7 @@ class ScalarCollector:
         """A forked child's copy: a fresh lock, no rows."""
         self.lock = threading.Lock()
         self._rows = deque()
-        self._open = self._given = None
+        self.open_row = self._given = None
 
 
 def encode_scalar_block(

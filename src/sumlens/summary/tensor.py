@@ -25,7 +25,7 @@ from sumlens.summary.wire import packed_field
 
 _FLOAT_DATA_FIELD = 3
 
-MS_DTYPES: dict[np.dtype, int] = {
+MS_DTYPES: dict[np.dtype, anf_ir_pb2.DataType] = {
     np.dtype(np.bool_): anf_ir_pb2.DT_BOOL,
     np.dtype(np.int8): anf_ir_pb2.DT_INT8,
     np.dtype(np.int16): anf_ir_pb2.DT_INT16,
@@ -41,7 +41,7 @@ MS_DTYPES: dict[np.dtype, int] = {
 }
 """numpy dtype -> MindSpore DataType; other dtypes cannot be written as tensors."""
 
-TB_DTYPES: dict[np.dtype, int] = {
+TB_DTYPES: dict[np.dtype, tensorboard_pb2.DataType] = {
     np.dtype(np.float32): tensorboard_pb2.DT_FLOAT,
     np.dtype(np.float64): tensorboard_pb2.DT_DOUBLE,
     np.dtype(np.int32): tensorboard_pb2.DT_INT32,

@@ -355,6 +355,12 @@ class SummaryCollector(Callback):
         self._record = stack.enter_context(record)
         self._record_stack = stack
 
+    @property
+    def _run_record(self) -> SummaryRecord:
+        """The record of the run being collected (steps are collected only while it is open)."""
+        assert self._record is not None
+        return self._record
+
     def _close_record(self) -> None:
         stack, self._record_stack = self._record_stack, None
         self._record = None
@@ -544,7 +550,7 @@ class SummaryCollector(Callback):
         operators' values; tensor data (``TensorSummary``) alone follows its own schedule
         (``tensor_range``), so a step due only for it writes nothing else, as in
         MindSpore's ``_collect_tensor_data``. True if the step was written."""
-        record = self._record
+        record = self._run_record
         step = current if not self._sink else cb.cur_step_num
         if self._mode != "train" or step == self._last_collected:
             return False
@@ -599,7 +605,7 @@ class SummaryCollector(Callback):
             )
             self._input = False
             return
-        if self._record.pending_bytes > INPUT_BACKLOG_BYTES or self._images_over_budget():
+        if self._run_record.pending_bytes > INPUT_BACKLOG_BYTES or self._images_over_budget():
             self._images_dropped += 1
             if self._images_dropped == 1:
                 logger.warning(
@@ -610,13 +616,13 @@ class SummaryCollector(Callback):
                     round(INPUT_IMAGE_SHARE * 100),
                 )
             return
-        self._record.add_value("image", "input_data/auto", image_sample(data))
+        self._run_record.add_value("image", "input_data/auto", image_sample(data))
 
     def _images_over_budget(self) -> bool:
         """Whether encoding this run's input images has taken more than its share so far
         (see :data:`INPUT_IMAGE_SHARE`)."""
         started, seconds_before = self._image_clock
-        spent = self._record.image_seconds - seconds_before
+        spent = self._run_record.image_seconds - seconds_before
         allowed = INPUT_IMAGE_FREE_SECONDS + INPUT_IMAGE_SHARE * (time.perf_counter() - started)
         return spent > allowed
 
@@ -642,15 +648,9 @@ class SummaryCollector(Callback):
             )
             self._metric = False
             return
-        self._record_scalar(LOSS_TAG, loss)
-
-    def _record_scalar(self, tag: str, value: float | torch.Tensor) -> None:
-        """A float takes the record's scalar fast lane; a one-element CUDA tensor goes
-        through ``add_value``, which copies it to the host without waiting for the device."""
-        if isinstance(value, torch.Tensor):
-            self._record.add_value("scalar", tag, value)
-        else:
-            self._record.add_scalar(tag, value)
+        # A float takes the record's plain-scalar path; a one-element CUDA tensor is copied
+        # to the host without waiting for the device.
+        self._run_record.add_value("scalar", LOSS_TAG, loss)
 
     def _find_optimizer(self, cb: Any) -> Any:
         if self._optimizer_searched:
@@ -682,7 +682,7 @@ class SummaryCollector(Callback):
         if lr is None:
             self._lr = False
             return
-        self._record_scalar("learning_rate/auto", lr)
+        self._run_record.add_value("scalar", "learning_rate/auto", lr)
 
     def _collect_histograms(self, cb: Any) -> None:
         if not self._histograms:
@@ -718,7 +718,7 @@ class SummaryCollector(Callback):
                     )
                 params = matched
             self._histogram_params = [(f"{name}/auto", param) for name, param in params]
-        add_value = self._record.add_value
+        add_value = self._run_record.add_value
         for tag, param in self._histogram_params:  # binned now, from the live memory
             add_value("histogram", tag, param)
 
@@ -741,7 +741,7 @@ class SummaryCollector(Callback):
         finally:
             watch.remove()
             watch.clear()
-        self._record.add_value("graph", "train_network/auto", graph)
+        self._run_record.add_value("graph", "train_network/auto", graph)
 
     def _add_dataset_graph(self, cb: Any) -> None:
         loader = cb.get("train_dataset", None)
@@ -756,7 +756,7 @@ class SummaryCollector(Callback):
         except Exception as err:
             logger.warning("SummaryCollector: could not describe the dataset: %r", err)
             return
-        self._record.add_value("dataset_graph", "train_dataset", graph)
+        self._run_record.add_value("dataset_graph", "train_dataset", graph)
 
     # ---- lineage ---------------------------------------------------------------------------
 

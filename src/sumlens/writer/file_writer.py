@@ -20,6 +20,8 @@ from sumlens._proto import tensorboard_graph_pb2, tensorboard_pb2
 from sumlens.writer.graph_def import graph_events
 
 if TYPE_CHECKING:
+    from google.protobuf.message import Message
+
     from sumlens.writer.summary_writer import SummaryWriter
 
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
@@ -114,7 +116,7 @@ def _step(value: Any, name: str, owner: str) -> int:
     return int(check_int(value, name, owner, INT64_MIN, maximum=INT64_MAX))
 
 
-def _message(value: Any, kind: type, name: str, owner: str) -> None:
+def _message(value: Any, kind: type[Message], name: str, owner: str) -> None:
     """Refuse ``value`` unless it is a message of the same name as ``kind``, from one of
     :data:`PROTO_PACKAGES`."""
     expected = kind.DESCRIPTOR.name
@@ -129,7 +131,7 @@ def _message(value: Any, kind: type, name: str, owner: str) -> None:
         )
 
 
-def _as_ours(value: Any, kind: type, name: str, owner: str) -> Any:
+def _as_ours(value: Any, kind: type[Message], name: str, owner: str) -> Any:
     """``value`` as sumlens' own ``kind`` (the same wire format: what our fields do not name
     is kept as unknown fields, and written back byte for byte)."""
     _message(value, kind, name, owner)

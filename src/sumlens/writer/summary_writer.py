@@ -254,23 +254,17 @@ class SummaryWriter:
         synchronised). ``new_style`` writes it as a tensor of the scalars plugin, in double
         precision with ``double_precision`` (TensorBoard's format only; these read the
         value now)."""
-        if type(global_step) is int and not (new_style or double_precision):
-            # The common calls, with as few steps between them and the record as can be: a
-            # float joining its step's row (see SummaryRecord.join_scalar), else the lane.
-            if (
-                walltime is None
-                and type(scalar_value) is float
-                and self._current.join_scalar(global_step, tag, scalar_value)
-            ):
+        record = self._current
+        if type(global_step) is not int or new_style or double_precision or self._reopen:
+            global_step = _step(global_step)
+            if (new_style or double_precision) and self.file_format == "tensorboard":
+                value = _tensor_scalar(tag, scalar_value, double_precision)
+                self._summary(value, global_step, walltime)
                 return
-            if not self._reopen:
-                self._current.record_value("scalar", tag, scalar_value, global_step, walltime)
-                return
-        step = _step(global_step)
-        if (new_style or double_precision) and self.file_format == "tensorboard":
-            self._summary(_tensor_scalar(tag, scalar_value, double_precision), step, walltime)
-            return
-        self._record.record_value("scalar", tag, scalar_value, step, walltime)
+            record = self._open_record()
+        # One call into the record, its scalar lane: the first test there is the fast join
+        # of a float to its step's row (see sumlens.summary.scalar_lane).
+        record.scalar_lane.put(global_step, walltime, tag, scalar_value)
 
     def add_scalars(
         self,
