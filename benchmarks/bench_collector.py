@@ -34,12 +34,13 @@ parameters (the MLP has 4: both layers' weight and bias) every 10 steps. Rows:
 * ``lightning_none`` / ``lightning_tb`` / ``lightning_sumlens`` / ``lightning_sumlens_cb``:
   the MLP workload trained by ``lightning.Trainer`` without a logger, with Lightning's
   ``TensorBoardLogger`` and with ``SumlensLogger`` (alone, and with ``SumlensCallback``):
-  ``benchmarks/_lightning_rows.py``; only when Lightning is installed.
+  ``benchmarks/lightning_rows.py``; only when Lightning is installed.
 
 The collector rows run only when ``sumlens.SummaryCollector`` exists.
 
 **Method.** This machine's speed drifts by tens of percent for seconds at a time (other
-tenants), so runs compared with each other must share the same seconds. A *round* starts
+tenants), so runs compared with each other must share the same seconds (the harness's
+turn-taking, ``benchmarks/harness/turns.py``). A *round* starts
 one fresh process per row (training on its main thread, as usual: torch runs ~2x slower
 on other threads here). Each process first makes a short untimed *first run*
 (``--first-steps``, one process at a time): its setup and first ``--warmup`` steps beyond
@@ -62,7 +63,7 @@ Targets (issue 6): sumlens <= +10% per step on the MLP; the digits CNN with the 
 collector at collect_freq=10 <= +5% per step. Anchor: torch's writer +522% (2 threads).
 Issue 16: the 3x96x96 CNN with the default collector <= +5% at collect_freq 10, <= +10% at 1.
 
-Usage: ``.venv/bin/python benchmarks/bench_collector.py [--rounds 15] [--steps 2000]
+Usage: ``.venv/bin/python -m benchmarks.bench_collector [--rounds 15] [--steps 2000]
 [--threads 2] [--segment 100] [--quick] [--rows none,sumlens_record,...] [--out FILE.json]``.
 ``--quick`` (smoke run): 3 rounds of 300 steps, digits and 96x96 images 200 steps.
 """
@@ -74,13 +75,10 @@ import functools
 import gc
 import importlib.util
 import json
-import multiprocessing
 import platform
-import random
 import shutil
 import statistics
 import tempfile
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
@@ -88,11 +86,14 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from _harness import quartiles
-from _lightning_rows import lightning_run
 from torch import nn
 
 import sumlens
+from benchmarks.harness.clock import now
+from benchmarks.harness.rounds import shuffled
+from benchmarks.harness.stats import quartiles
+from benchmarks.harness.turns import StepTimer, Turn, conduct, first_runs, start_processes
+from benchmarks.lightning_rows import lightning_run
 from sumlens import Callback, Model, RunContext, SummaryRecord
 
 HISTOGRAM_EVERY = 10
@@ -100,9 +101,6 @@ HISTOGRAM_PARAMS = 5
 MLP_BATCH = 64
 DIGITS_BATCH = 32
 IMAGE_BATCH, IMAGE_BATCHES = 64, 8
-SETTLE_SECONDS = 0.03
-"""Pause before a run hands over its turn: libgomp's idle workers spin for milliseconds
-after a parallel region, which would slow the next run."""
 
 
 def collector_available() -> bool:
@@ -204,29 +202,7 @@ class Cycled:
         return (data[i % n] for i in range(self.steps))
 
 
-# ---------------------------------------------------------------- turns
-
-
-class Turn:
-    """A run's side of the turn-taking: wait for "go", work, report "yield" or "done".
-
-    Every row runs in a process of its own (on that process's main thread, as training
-    normally runs: torch is ~2x slower on other threads here); the conductor in the
-    parent process lets one run work at a time.
-    """
-
-    def __init__(self, conn: Connection) -> None:
-        self.conn = conn
-
-    def wait(self) -> None:
-        message = self.conn.recv()
-        if message != "go":
-            raise RuntimeError(f"expected 'go' from the conductor, got {message!r}")
-
-    def pass_on(self) -> None:
-        time.sleep(SETTLE_SECONDS)  # untimed: our idle OpenMP workers stop spinning first
-        self.conn.send("yield")
-        self.wait()
+# ---------------------------------------------------------------- timing
 
 
 @dataclass
@@ -234,33 +210,6 @@ class RunTimes:
     setup: float  # writer construction
     steps: list[float]  # seconds of each step (its turn's end: with the writer's flush)
     close: float  # closing the writer after the last step
-
-
-class StepTimer:
-    """Times one run's steps, hands over its turn every ``segment`` steps (after ``flush``)."""
-
-    def __init__(self, turn: Turn, total: int, segment: int) -> None:
-        self.turn, self.total, self.segment = turn, total, segment
-        self.flush: Callable[[], None] | None = None
-        self.steps: list[float] = []
-        self.mark = 0.0
-
-    def start(self) -> None:
-        """Wait for this run's first turn (the run sets :attr:`mark` once its writer is up)."""
-        self.turn.wait()
-
-    def step_done(self) -> None:
-        done = len(self.steps) + 1
-        if done % self.segment == 0 and done < self.total:
-            if self.flush is not None:
-                self.flush()
-            self.steps.append(time.perf_counter() - self.mark)
-            self.turn.pass_on()
-            self.mark = time.perf_counter()
-        else:
-            now = time.perf_counter()
-            self.steps.append(now - self.mark)
-            self.mark = now
 
 
 class StepClock(Callback):
@@ -283,7 +232,7 @@ def hand_loop(data: list, timer: StepTimer, logdir: Path, writer: str) -> RunTim
     loss_fn = nn.CrossEntropyLoss()
     named = list(net.named_parameters())[:HISTOGRAM_PARAMS]
     timer.start()
-    t0 = time.perf_counter()
+    t0 = now()
     record: Any = None
     tb: Any = None
     histograms = writer != "sumlens_scalars"
@@ -295,8 +244,8 @@ def hand_loop(data: list, timer: StepTimer, logdir: Path, writer: str) -> RunTim
 
         tb = SummaryWriter(str(logdir))
         timer.flush = tb.flush
-    setup = time.perf_counter() - t0
-    timer.mark = time.perf_counter()
+    setup = now() - t0
+    timer.mark = now()
     n = len(data)
     net.train()
     for step in range(1, timer.total + 1):
@@ -319,12 +268,12 @@ def hand_loop(data: list, timer: StepTimer, logdir: Path, writer: str) -> RunTim
                 for name, param in named:
                     tb.add_histogram(name, param.detach(), step)
         timer.step_done()
-    t_last = time.perf_counter()
+    t_last = now()
     if record is not None:
         record.close()
     if tb is not None:
         tb.close()
-    return RunTimes(setup, timer.steps, time.perf_counter() - t_last)
+    return RunTimes(setup, timer.steps, now() - t_last)
 
 
 def model_run(
@@ -339,7 +288,7 @@ def model_run(
     opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
     model = Model(net, nn.CrossEntropyLoss(), opt)
     timer.start()
-    t0 = time.perf_counter()
+    t0 = now()
     callbacks: list[Callback] = []
     if collect_freq is not None:
         collector = sumlens.SummaryCollector(
@@ -347,11 +296,11 @@ def model_run(
         )
         callbacks.append(collector)
         timer.flush = collector.flush
-    setup = time.perf_counter() - t0
+    setup = now() - t0
     callbacks.append(StepClock(timer))
-    timer.mark = time.perf_counter()
+    timer.mark = now()
     model.train(1, data, callbacks=callbacks)  # the collector closes its record on exit
-    return RunTimes(setup, timer.steps, time.perf_counter() - timer.mark)
+    return RunTimes(setup, timer.steps, now() - timer.mark)
 
 
 # ---------------------------------------------------------------- rows
@@ -472,46 +421,6 @@ def row_process(conn: Connection, args: argparse.Namespace, name: str) -> None:
         conn.send(("done", row.run(timer, logdir)))
 
 
-def start_processes(args: argparse.Namespace, names: list[str]) -> dict[str, Connection]:
-    spawn = multiprocessing.get_context("spawn")
-    conns: dict[str, Connection] = {}
-    for name in names:
-        parent, child = spawn.Pipe()
-        spawn.Process(target=row_process, args=(child, args, name), daemon=True).start()
-        conns[name] = parent
-    for name in names:
-        if conns[name].recv() != "ready":
-            raise RuntimeError(f"row {name} failed to start")
-    return conns
-
-
-def conduct(conns: dict[str, Connection], order: list[str], base: Path) -> dict[str, RunTimes]:
-    """The timed runs of ``order``, taking turns; their times by name."""
-    for name in order:
-        conns[name].send(("timed", base / name))
-    results: dict[str, RunTimes] = {}
-    waiting = list(order)
-    while waiting:
-        name = waiting.pop(0)
-        conns[name].send("go")
-        message = conns[name].recv()
-        if message == "yield":
-            waiting.append(name)
-        else:
-            results[name] = message[1]
-    return results
-
-
-def first_runs(conns: dict[str, Connection], order: list[str], base: Path) -> dict[str, RunTimes]:
-    """Each process's untimed first run, one process at a time."""
-    results: dict[str, RunTimes] = {}
-    for name in order:
-        conns[name].send(("first", base / f"{name}-first"))
-        conns[name].send("go")
-        results[name] = conns[name].recv()[1]
-    return results
-
-
 # ---------------------------------------------------------------- statistics
 
 
@@ -562,8 +471,8 @@ def main() -> None:
     try:
         for round_index in range(args.rounds):
             for group in filter(None, groups):
-                order = random.Random(round_index).sample(group, len(group))
-                conns = start_processes(args, order)
+                order = shuffled(group, round_index)
+                conns = start_processes(row_process, args, order)
                 try:
                     directory = base / str(round_index)
                     first = first_runs(conns, order, directory)

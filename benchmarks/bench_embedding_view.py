@@ -10,7 +10,7 @@ the answer, so each open reads the files and is answered from that. Also printed
 answer made afresh (another number of points: read, parsed and projected; time and
 bytes), and the machine's load average.
 
-Run: ``.venv/bin/python benchmarks/bench_embedding_view.py [--opens 5]``. Target: < 2 s.
+Run: ``.venv/bin/python -m benchmarks.bench_embedding_view [--opens 5]``. Target: < 2 s.
 """
 
 from __future__ import annotations
@@ -18,19 +18,19 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
-import sys
 import tempfile
-import time
-import urllib.request
 from pathlib import Path
 
+import httpx
 import numpy as np
 import torch
-from _browser import CHROMIUM, CHROMIUM_ARGS
-from _harness import free_port
 from playwright.sync_api import sync_playwright
 from torch.utils.tensorboard import SummaryWriter
+
+from benchmarks.harness.browser import open_chromium
+from benchmarks.harness.clock import now, timed
+from benchmarks.harness.http import fetch_bytes, get_body, local
+from benchmarks.harness.servers import free_port, serve_args, server_until
 
 POINTS, DIMENSION = 100_000, 16
 WAIT_MS = 120_000
@@ -48,37 +48,23 @@ def write_run(base: Path) -> None:
                              metadata=[f"class{c}" for c in classes], tag="big")  # fmt: skip
 
 
-def fetch(url: str) -> bytes:
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    with opener.open(url, timeout=60) as answer:
-        return answer.read()
-
-
-def wait_listed(url: str, timeout: float = 120.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if b'"embedding"' in fetch(f"{url}/api/v1/runs"):
-                return
-        except OSError:
-            pass
-        time.sleep(0.1)
-    raise RuntimeError("the server did not list the embedding in time")
+def embedding_listed(http: httpx.Client) -> bool:
+    """Whether the server lists the embedding."""
+    return b'"embedding"' in (get_body(http, "/api/v1/runs") or b"")
 
 
 def time_opens(url: str, opens: int) -> list[float]:
     """Seconds from navigation to the scatter of every point, per open."""
     times = []
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS,
-                                             headless=True)  # fmt: skip
+        browser = open_chromium(playwright)
         for _ in range(opens):
             context = browser.new_context(viewport={"width": 1440, "height": 900})
             page = context.new_page()
-            started = time.perf_counter()
+            started = now()
             page.goto(f"{url}/#/embeddings")
             page.wait_for_selector(CARD, timeout=WAIT_MS)
-            times.append(time.perf_counter() - started)
+            times.append(now() - started)
             context.close()
         browser.close()
     return times
@@ -92,22 +78,13 @@ def main() -> int:
         base = Path(scratch) / "base"
         write_run(base)
         port = free_port()
-        server = subprocess.Popen(
-            [str(Path(sys.executable).parent / "sumlens"), "serve", "--summary-base-dir", str(base),
-             "--port", str(port), "--workspace", str(Path(scratch) / "ws")],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )  # fmt: skip
-        try:
-            url = f"http://127.0.0.1:{port}"
-            wait_listed(url)
-            started = time.perf_counter()  # points=99,999: not the answer the warm-up made
-            body = fetch(f"{url}/api/v1/embedding?run=./emb&tag=big:00000&points=99999")
-            answer_s = time.perf_counter() - started
+        command = serve_args(base, port, Path(scratch) / "ws")
+        with server_until("sumlens", command, dict(os.environ), port, embedding_listed, 0.1, 120):
+            url = local(port)
+            # points=99,999: not the answer the server made after its first pass
+            answer = f"{url}/api/v1/embedding?run=./emb&tag=big:00000&points=99999"
+            answer_s, body = timed(lambda: fetch_bytes(answer))
             times = time_opens(url, args.opens)
-        finally:
-            server.terminate()
-            server.wait(30)
     load = os.getloadavg()
     machine = f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}, {os.cpu_count()} CPUs"
     print(f"embeddings view: navigation -> {POINTS:,} points drawn, {args.opens} opens ({machine})")

@@ -46,15 +46,15 @@ Extra rows:
   CUDA tensor (``torch.randn``), end to end from a synchronised GPU to ``flush()``
   returning: ``SummaryRecord.add_value("histogram", ...)`` + ``record(1)`` + ``flush()``
   against ``SummaryWriter.add_histogram`` + ``flush()`` (writers made and closed untimed);
-* ``landscape/baseline`` vs ``landscape/sumlens``: the workload of
-  ``benchmarks/bench_landscape.py`` on the GPU: its digits CNN (copied here; benchmarks do
-  not import ``tests/``), seeded weights, 1,024 synthetic 1x8x8 samples in batches of 32,
-  a 40 x 40 grid of the plane of the two random directions ``compute_landscape`` draws
-  (seed 0). Baseline: per point, copy ``base + a*d1 + b*d2`` into the parameters under
-  ``no_grad``, ``eval()``, mean of ``float(loss)`` over the batches (one host sync per
-  batch, as such loops are written). sumlens: ``compute_landscape(kind="result")`` with the
-  network on the GPU. Heights are compared (max relative difference kept in the JSON and
-  printed; cuDNN's default TF32 convolutions make 1e-3 the tolerance on CUDA);
+* ``landscape/baseline`` vs ``landscape/sumlens``: the workload of ``bench_landscape`` on
+  the GPU: its digits CNN (``benchmarks/digits.py``), seeded weights, 1,024 synthetic 1x8x8
+  samples in batches of 32, a 40 x 40 grid of the plane of the two random directions
+  ``compute_landscape`` draws (seed 0). Baseline: per point, copy ``base + a*d1 + b*d2``
+  into the parameters under ``no_grad``, ``eval()``, mean of ``float(loss)`` over the
+  batches (one host sync per batch, as such loops are written). sumlens:
+  ``compute_landscape(kind="result")`` with the network on the GPU. Heights are compared
+  (max relative difference kept in the JSON and printed; cuDNN's default TF32 convolutions
+  make 1e-3 the tolerance on CUDA);
 * ``thor/sgd`` vs ``thor/thor``: per-step time of ResNet-18 (the ``resnet_gpu`` workload)
   through ``Model.train`` with SGD momentum 0.9 against ``sumlens.thor.thor`` (damping
   0.03, momentum 0.9, ``batch_size`` = the batch, ``frequency`` 100) converted with
@@ -74,7 +74,7 @@ it routes through ``memcpy_and_sync``/``stream_synchronize`` (``.item()``, ``.cp
 ``showwarning`` hook that notes the issuing thread and the Python line that made the
 call. Not reported by torch: ``torch.cuda.synchronize()``, ``Event.synchronize()``,
 copies from pageable memory, ``cudaHostAlloc``. Then ``--rounds`` (>= 9) rounds; each round
-runs every selected row once, in an order shuffled by ``random.Random(round)``. A run
+runs every selected row once, in an order shuffled afresh for each round (seeded by it). A run
 builds its network, optimizer and writer untimed, trains ``--warmup`` steps, then is
 timed over ``--steps`` steps: at the edges of the timed part (and only there)
 the row's writer is flushed and ``torch.cuda.synchronize()`` is called, so the end edge
@@ -95,11 +95,11 @@ GPU: tiny sizes, no sync counting, no verdicts.
 
 Usage::
 
-    .venv/bin/python benchmarks/bench_gpu.py                     # everything, 9 rounds
-    .venv/bin/python benchmarks/bench_gpu.py --rows resnet_gpu,hist50m --rounds 15
-    .venv/bin/python benchmarks/bench_gpu.py --rows 'resnet_*/hand*' --steps 200
-    .venv/bin/python benchmarks/bench_gpu.py --device cpu --quick   # smoke run, no GPU
-    .venv/bin/python benchmarks/bench_gpu.py --list-rows
+    .venv/bin/python -m benchmarks.bench_gpu                     # everything, 9 rounds
+    .venv/bin/python -m benchmarks.bench_gpu --rows resnet_gpu,hist50m --rounds 15
+    .venv/bin/python -m benchmarks.bench_gpu --rows 'resnet_*/hand*' --steps 200
+    .venv/bin/python -m benchmarks.bench_gpu --device cpu --quick   # smoke run, no GPU
+    .venv/bin/python -m benchmarks.bench_gpu --list-rows
 
 Options: ``--rounds`` (9), ``--steps`` (100 timed steps per run), ``--warmup`` (20),
 ``--sync-steps`` (20), ``--thor-steps``, ``--loader-workers`` (0), ``--distinct`` (4),
@@ -119,13 +119,11 @@ import json
 import logging
 import os
 import platform
-import random
 import shutil
 import statistics
 import subprocess
 import tempfile
 import threading
-import time
 import warnings
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -135,11 +133,15 @@ from typing import Any
 
 import numpy as np
 import torch
-from _harness import quartile_summary
 from torch import nn
 from torch.utils.data import DataLoader, RandomSampler, TensorDataset
 
 import sumlens
+from benchmarks.digits import DigitsCNN
+from benchmarks.harness.clock import now
+from benchmarks.harness.paths import REPO_ROOT, RESULTS_DIR
+from benchmarks.harness.rounds import shuffled
+from benchmarks.harness.stats import quartile_summary, same_round_pairs
 from sumlens import Model, SummaryCollector, SummaryRecord
 from sumlens.landscape import compute_landscape, grid
 from sumlens.landscape.compute import numpy_state
@@ -147,8 +149,6 @@ from sumlens.landscape.directions import random_plane
 from sumlens.thor import ConvertModelUtils, thor
 from sumlens.train.collector_config import collected_steps
 
-REPO = Path(__file__).resolve().parents[1]
-RESULTS = REPO / "benchmarks" / "results"
 SEED = 0
 HISTOGRAM_EVERY = 10
 HISTOGRAM_PARAMS = 5
@@ -309,26 +309,6 @@ class TransformerNet(nn.Module):
         return logits.float()
 
 
-class LandscapeCNN(nn.Module):
-    """The digits CNN of ``tests/digits.py`` (1x8x8 inputs), copied: benchmarks do not
-    import tests."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.conv1 = nn.Conv2d(1, 8, 3, padding=1)
-        self.relu1 = nn.ReLU()
-        self.conv2 = nn.Conv2d(8, 16, 3, padding=1)
-        self.relu2 = nn.ReLU()
-        self.pool = nn.MaxPool2d(2)
-        self.flatten = nn.Flatten()
-        self.fc = nn.Linear(16 * 4 * 4, 10)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = self.relu1(self.conv1(x))
-        x = self.pool(self.relu2(self.conv2(x)))
-        return self.fc(self.flatten(x))
-
-
 # ---------------------------------------------------------------- measuring
 
 
@@ -343,7 +323,7 @@ def short_path(filename: str) -> str:
     if marker in filename:
         return filename.split(marker, 1)[1]
     try:
-        return str(Path(filename).resolve().relative_to(REPO))
+        return str(Path(filename).resolve().relative_to(REPO_ROOT))
     except ValueError:
         return filename
 
@@ -426,16 +406,16 @@ class Meter:
         if self.mode == "count":
             self.counter = SyncCounter().__enter__()
             self._counting = True
-        self._t0 = time.perf_counter()
+        self._t0 = now()
 
     def stop(self) -> None:
         self.close_counter()
-        before = time.perf_counter()
+        before = now()
         if self.flush is not None:
             self.flush()
-        self.flush_seconds = time.perf_counter() - before
+        self.flush_seconds = now() - before
         synchronize(self.device)
-        self.seconds = time.perf_counter() - self._t0
+        self.seconds = now() - self._t0
 
     def close_counter(self) -> None:
         """Leave sync-counting mode (also on errors: the debug mode is process-wide)."""
@@ -759,7 +739,7 @@ class Setup:
     def _landscape_base(self) -> dict[str, Any]:
         s, device = self.sizes, self.device
         torch.manual_seed(SEED)
-        network = LandscapeCNN().to(device).eval()
+        network = DigitsCNN().to(device).eval()
         gen = torch.Generator().manual_seed(SEED)
         x = torch.rand(s.landscape_samples, 1, 8, 8, generator=gen)
         y = torch.randint(0, 10, (s.landscape_samples,), generator=gen)
@@ -799,7 +779,7 @@ def landscape_baseline(setup: dict[str, Any]) -> np.ndarray:
 def landscape_sumlens(setup: dict[str, Any], device: torch.device, samples: int) -> np.ndarray:
     landscape = compute_landscape(
         [setup["network"].state_dict()],
-        (LandscapeCNN().to(device), setup["batches"], nn.CrossEntropyLoss()),
+        (DigitsCNN().to(device), setup["batches"], nn.CrossEntropyLoss()),
         kind="result",
         landscape_size=setup["size"],
         num_samples=samples,
@@ -999,11 +979,11 @@ def ratio_specs() -> list[Ratio]:
 
 
 def per_round_ratios(spec: Ratio, runs: dict[str, list[dict[str, Any]]]) -> list[float]:
+    """Numerator / denominator per unit, in every round both ran."""
     if spec.numerator not in runs or spec.denominator not in runs:
         return []
-    top = {r["round"]: r["per_unit"] for r in runs[spec.numerator]}
-    bottom = {r["round"]: r["per_unit"] for r in runs[spec.denominator]}
-    return [top[i] / bottom[i] for i in sorted(top) if i in bottom]
+    pairs = same_round_pairs(runs[spec.numerator], runs[spec.denominator])
+    return [top["per_unit"] / bottom["per_unit"] for top, bottom in pairs]
 
 
 # ---------------------------------------------------------------- running
@@ -1101,7 +1081,7 @@ def environment(device: torch.device) -> dict[str, Any]:
     ):
         try:
             out = subprocess.run(
-                command, cwd=REPO, capture_output=True, text=True, check=False, timeout=10
+                command, cwd=REPO_ROOT, capture_output=True, text=True, check=False, timeout=10
             ).stdout.strip()
         except (OSError, subprocess.SubprocessError):
             out = ""
@@ -1144,7 +1124,7 @@ def main() -> None:
     if args.thor_steps is None:
         args.thor_steps = 2 * sizes.thor_frequency
     if args.out is None:
-        args.out = RESULTS / ("bench_gpu_quick.json" if args.quick else "bench_gpu.json")
+        args.out = RESULTS_DIR / ("bench_gpu_quick.json" if args.quick else "bench_gpu.json")
     device = torch.device(args.device)
     cuda = device.type == "cuda"
     if args.threads is None and args.quick and not cuda:
@@ -1154,7 +1134,7 @@ def main() -> None:
     if cuda and not torch.cuda.is_available():
         raise SystemExit(
             "CUDA is not available here; for a smoke run of the code: "
-            ".venv/bin/python benchmarks/bench_gpu.py --device cpu --quick"
+            ".venv/bin/python -m benchmarks.bench_gpu --device cpu --quick"
         )
     if min(args.rounds, args.steps, args.sync_steps, args.thor_steps) < 1 or args.warmup < 0:
         raise SystemExit("--rounds, --steps, --sync-steps, --thor-steps must be >= 1")
@@ -1197,13 +1177,13 @@ def main() -> None:
     kind_plans = plans(args, sizes)
     runs: dict[str, list[dict[str, Any]]] = {row.name: [] for row in rows}
     syncs: dict[str, dict[str, Any]] = {}
-    started = time.perf_counter()
+    started = now()
     try:
         # warm-up pass: every row once, untimed
         for row in rows:
-            t0 = time.perf_counter()
+            t0 = now()
             run_row(row, Meter(device, "none"), Path(base) / "warm", kind_plans[row.kind]["warm"])
-            print(f"warm-up {row.name}: {time.perf_counter() - t0:.1f} s", flush=True)
+            print(f"warm-up {row.name}: {now() - t0:.1f} s", flush=True)
         # sync count: once per countable row
         if cuda and not args.no_sync_count:
             for row in rows:
@@ -1221,11 +1201,11 @@ def main() -> None:
                 )
         elif cuda:
             notes.append("sync counting skipped (--no-sync-count)")
-        print(f"set-up done in {time.perf_counter() - started:.0f} s", flush=True)
+        print(f"set-up done in {now() - started:.0f} s", flush=True)
         specs = ratio_specs()
         for round_index in range(args.rounds):
-            t0 = time.perf_counter()
-            order = random.Random(round_index).sample(rows, len(rows))
+            t0 = now()
+            order = shuffled(rows, round_index)
             for position, row in enumerate(order):
                 meter = Meter(device, "time")
                 logdir = Path(base) / f"r{round_index}-{position}"
@@ -1248,13 +1228,13 @@ def main() -> None:
                 if values and len(values) == round_index + 1:
                     group, label = spec.numerator.split("/")
                     lines.setdefault(group, []).append(f"{label} {spec.value_text(values[-1])}")
-            print(f"round {round_index + 1}/{args.rounds} ({time.perf_counter() - t0:.0f} s)")
+            print(f"round {round_index + 1}/{args.rounds} ({now() - t0:.0f} s)")
             for group, parts in lines.items():
                 print(f"  {group}: {', '.join(parts)}", flush=True)
     finally:
         sumlens.logger.removeHandler(tally)
         shutil.rmtree(base, ignore_errors=True)
-    elapsed = time.perf_counter() - started
+    elapsed = now() - started
     report(args, rows, runs, syncs, setup, notes, tally, env, cuda, elapsed)
 
 

@@ -27,27 +27,27 @@ and the machine's load average (other work on the machine slows the numbers).
     operator type: their one group holds the whole chain, so they time Graphviz on a flat
     scope of that many nodes.
 
-Run: ``.venv/bin/python benchmarks/bench_graph_view.py [--opens 7]``. Targets: < 2 s each.
+Run: ``.venv/bin/python -m benchmarks.bench_graph_view [--opens 7]``. Targets: < 2 s each.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import socket
 import statistics
-import subprocess
-import sys
 import tempfile
-import time
-import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import quote
 
+import httpx
 import torch
-from _browser import CHROMIUM, CHROMIUM_ARGS
 from playwright.sync_api import sync_playwright
 
+from benchmarks.harness.browser import open_chromium
+from benchmarks.harness.clock import now
+from benchmarks.harness.http import get_body, local
+from benchmarks.harness.servers import free_port, serve_args, server_until
 from sumlens import SummaryRecord
 from sumlens._proto import anf_ir_pb2, tensorboard_graph_pb2
 from sumlens.graph import from_module
@@ -209,25 +209,9 @@ def write_runs(base: Path) -> dict[str, int]:
             **sizes}  # fmt: skip
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def wait_ready(url: str, runs: int, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    while time.monotonic() < deadline:
-        try:
-            with opener.open(f"{url}/api/v1/runs", timeout=2) as answer:
-                body = answer.read()
-            if body.count(b'"graph"') >= runs:
-                return
-        except OSError:
-            pass
-        time.sleep(0.1)
-    raise RuntimeError("the server did not list the runs in time")
+def runs_listed(runs: int) -> Callable[[httpx.Client], bool]:
+    """Whether the server lists ``runs`` runs with a graph (asked of its client)."""
+    return lambda http: (get_body(http, "/api/v1/runs") or b"").count(b'"graph"') >= runs
 
 
 DRAWN = """(after) => { const view = document.querySelector('#graph-view');
@@ -246,24 +230,22 @@ def time_opens(
     its first drawing) to the next drawing."""
     found: dict[str, tuple[list[float], str]] = {}
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True
-        )
+        browser = open_chromium(playwright)
         for run in runs:
             times = []
             status = ""
             for _ in range(opens):
                 context = browser.new_context(viewport={"width": 1440, "height": 900})
                 page = context.new_page()
-                started = time.perf_counter()
+                started = now()
                 page.goto(f"{url}/#/graph?run={quote(run)}")
                 page.wait_for_function(DRAWN, arg=0, timeout=WAIT_MS, polling="raf")
                 if box:
                     page.wait_for_selector(box, timeout=WAIT_MS)
-                    started = time.perf_counter()
+                    started = now()
                     page.dblclick(box, position={"x": 12, "y": 10})
                     page.wait_for_function(DRAWN, arg=1, timeout=WAIT_MS, polling="raf")
-                times.append(time.perf_counter() - started)
+                times.append(now() - started)
                 status = page.inner_text(".graph-status")
                 context.close()
             found[run] = (times, status)
@@ -291,22 +273,15 @@ def main() -> int:
         base = Path(scratch) / "base"
         sizes = write_runs(base)
         port = free_port()
-        server = subprocess.Popen(
-            [str(Path(sys.executable).parent / "sumlens"), "serve", "--summary-base-dir", str(base),
-             "--port", str(port), "--workspace", str(Path(scratch) / "ws")],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )  # fmt: skip
-        try:
-            url = f"http://127.0.0.1:{port}"
-            wait_ready(url, len(sizes))
+        command = serve_args(base, port, Path(scratch) / "ws")
+        with server_until(
+            "sumlens", command, dict(os.environ), port, runs_listed(len(sizes)), 0.1, 60.0
+        ):
+            url = local(port)
             whole = [name for name in sizes if not name.startswith("onetype")]
             results = time_opens(url, [f"./{name}" for name in whole], args.opens)
             flat = [name for name in sizes if name.startswith(("flat", "onetype"))]
             opened = time_opens(url, [f"./{name}" for name in flat], args.opens, OPEN_BOX)
-        finally:
-            server.terminate()
-            server.wait(30)
     load = os.getloadavg()
     machine = f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}, {os.cpu_count()} CPUs"
     print_table(

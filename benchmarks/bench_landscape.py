@@ -1,6 +1,7 @@
 """Loss-landscape speed: sumlens against the point-by-point loop of issue 7 and loss-landscapes.
 
-Workload (issue 7): the digits CNN of ``tests/digits.py``, briefly trained; a 40 x 40 grid
+Workload (issue 7): the digits CNN of ``benchmarks/digits.py`` (the tests' one), briefly
+trained; a 40 x 40 grid
 of the plane of two random directions (normalised per tensor, seed 0) around its
 weights; the mean batch loss over the first 1,024 digits, in batches of ``--batch``.
 
@@ -17,8 +18,8 @@ All methods run with the same torch thread count (each of ``--threads`` in turn)
 one process, in interleaved rounds; the table gives the median seconds per landscape
 and the median of the per-round ratios. Results go to ``benchmarks/results/landscape.md``.
 
-    .venv/bin/python benchmarks/bench_landscape.py           # 1 and 2 threads, batch 32 and 128
-    .venv/bin/python benchmarks/bench_landscape.py --quick   # 12 x 12, one round
+    .venv/bin/python -m benchmarks.bench_landscape           # 1 and 2 threads, batch 32 and 128
+    .venv/bin/python -m benchmarks.bench_landscape --quick   # 12 x 12, one round
 """
 
 from __future__ import annotations
@@ -27,8 +28,6 @@ import argparse
 import os
 import platform
 import statistics
-import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -36,16 +35,14 @@ import numpy as np
 import torch
 from torch import nn
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests"))
+from benchmarks.digits import DigitsCNN, batches, digits
+from benchmarks.harness.clock import timed
+from benchmarks.harness.paths import RESULTS_DIR
+from sumlens.landscape import compute_landscape, grid
+from sumlens.landscape.compute import numpy_state
+from sumlens.landscape.directions import random_plane
 
-from helpers.digits import DigitsCNN, batches, digits  # noqa: E402
-
-from sumlens.landscape import compute_landscape, grid  # noqa: E402
-from sumlens.landscape.compute import numpy_state  # noqa: E402
-from sumlens.landscape.directions import random_plane  # noqa: E402
-
-RESULTS = REPO / "benchmarks" / "results" / "landscape.md"
+RESULTS = RESULTS_DIR / "landscape.md"
 SEED = 0
 
 
@@ -138,12 +135,6 @@ def loss_landscapes_runner(
     return run
 
 
-def timed(fn: Callable[[], np.ndarray]) -> tuple[float, np.ndarray]:
-    start = time.perf_counter()
-    result = fn()
-    return time.perf_counter() - start, result
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size", type=int, default=40, help="points per axis")
@@ -227,7 +218,7 @@ def write_report(
     lines = [
         "# Loss landscape: sumlens vs the point-by-point loop and loss-landscapes",
         "",
-        f"`.venv/bin/python benchmarks/bench_landscape.py --threads {args.threads} "
+        f"`.venv/bin/python -m benchmarks.bench_landscape --threads {args.threads} "
         f"--rounds {args.rounds}`: {args.size} x {args.size} grid = {points} points, "
         f"{args.samples} digits, interleaved rounds, medians; {platform.machine()}, "
         f"{os.cpu_count()} CPUs, torch {torch.__version__}; every method with the same "

@@ -12,7 +12,7 @@ then in headless Chromium (--disable-gpu, as the tests run it):
     table shows the filtered rows (a real mouse drag, Playwright's mouse).
 
 Medians of several rounds, printed with the targets. Usage:
-``.venv/bin/python benchmarks/bench_lineage_view.py [--runs 10000] [--rounds 5]``.
+``.venv/bin/python -m benchmarks.bench_lineage_view [--runs 10000] [--rounds 5]``.
 """
 
 from __future__ import annotations
@@ -22,26 +22,27 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
-import sys
 import tempfile
-import time
-import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
+import httpx
 import numpy as np
-from _browser import CHROMIUM, CHROMIUM_ARGS
 from playwright.sync_api import Page, sync_playwright
 
+from benchmarks.harness.browser import open_chromium
+from benchmarks.harness.clock import timed
+from benchmarks.harness.http import fetch_bytes, get_json, local
+from benchmarks.harness.paths import DATA_DIR
+from benchmarks.harness.servers import serve_args, server_until
 from sumlens._proto import lineage_pb2
 from sumlens.io import RecordWriter
 
-DATA = Path(__file__).parent / "data" / "board"
+DATA = DATA_DIR / "board"
 
 OPTIMIZERS = ("SGD", "Momentum", "Adam")
 TARGET_PAINT_S = 1.0
 TARGET_BRUSH_S = 0.1
-_NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
 def lineage_records(i: int, rng: np.random.Generator) -> list[bytes]:
@@ -91,25 +92,14 @@ def base_dir(runs: int) -> Path:
     return root
 
 
-def get(url: str) -> bytes | None:
-    try:
-        with _NO_PROXY.open(url, timeout=60) as response:
-            return response.read()
-    except OSError:
-        return None
+def loaded(runs: int) -> Callable[[httpx.Client], bool]:
+    """Whether the server lists ``runs`` runs, none of them loading (asked of its client)."""
 
+    def done(http: httpx.Client) -> bool:
+        listed = (get_json(http, "/api/v1/runs") or {}).get("runs", [])
+        return len(listed) >= runs and all(run["status"] != "loading" for run in listed)
 
-def wait_loaded(url: str, runs: int, timeout: float = 600) -> float:
-    """Seconds until /runs lists ``runs`` runs, none loading."""
-    started = time.perf_counter()
-    while time.perf_counter() - started < timeout:
-        body = get(f"{url}/api/v1/runs")
-        if body:
-            listed = json.loads(body)["runs"]
-            if len(listed) >= runs and all(run["status"] != "loading" for run in listed):
-                return time.perf_counter() - started
-        time.sleep(0.5)
-    raise RuntimeError(f"the server did not load {runs} runs in {timeout} s")
+    return done
 
 
 def first_paint(page: Page, url: str) -> float:
@@ -163,47 +153,27 @@ def main() -> None:
     args = parser.parse_args()
     base = base_dir(args.runs)
     workspace = Path(tempfile.mkdtemp(prefix="bench-lineage-"))
-    exe = Path(sys.executable).with_name("sumlens")
-    url = f"http://127.0.0.1:{args.port}"
-    server = subprocess.Popen(
-        [
-            exe,
-            "serve",
-            "--summary-base-dir",
-            base,
-            "--workspace",
-            workspace,
-            "--port",
-            str(args.port),
-            "--reload-interval",
-            "30",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.STDOUT,
-    )
+    url = local(args.port)
+    command = [*serve_args(base, args.port, workspace), "--reload-interval", "30"]
     try:
-        loaded = wait_loaded(url, args.runs)
-        started = time.perf_counter()
-        body = get(f"{url}/api/v1/lineage") or b""
-        cold = time.perf_counter() - started
-        started = time.perf_counter()
-        get(f"{url}/api/v1/lineage")
-        warm = time.perf_counter() - started
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(
-                executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True
-            )
-            page = browser.new_page(viewport={"width": 1440, "height": 900})
-            paints = [first_paint(page, url) for _ in range(args.rounds)]
-            brushes = brush_times(page, args.rounds)
-            browser.close()
+        with server_until(
+            "sumlens", command, dict(os.environ), args.port, loaded(args.runs), 0.5, 600.0
+        ) as (_, loaded_s):
+            cold, body = timed(lambda: fetch_bytes(f"{url}/api/v1/lineage"))
+            warm, _ = timed(lambda: fetch_bytes(f"{url}/api/v1/lineage"))
+            with sync_playwright() as playwright:
+                browser = open_chromium(playwright)
+                page = browser.new_page(viewport={"width": 1440, "height": 900})
+                paints = [first_paint(page, url) for _ in range(args.rounds)]
+                brushes = brush_times(page, args.rounds)
+                browser.close()
     finally:
-        server.terminate()
-        server.wait(30)
         shutil.rmtree(workspace, ignore_errors=True)
     load = os.getloadavg()
     print(f"\nlineage view, {args.runs:,} runs ({len(body) / 1e6:.2f} MB /lineage answer)")
-    print(f"server: loaded in {loaded:.1f} s; /api/v1/lineage cold {cold:.3f} s, warm {warm:.4f} s")
+    print(
+        f"server: loaded in {loaded_s:.1f} s; /api/v1/lineage cold {cold:.3f} s, warm {warm:.4f} s"
+    )
     print(f"{'measure':<44}{'median':>10}{'min':>10}{'max':>10}{'target':>10}")
     for name, values, target in (
         ("(a) navigation -> first rows painted", paints, TARGET_PAINT_S),

@@ -13,7 +13,7 @@ Contenders (see ``benchmarks/README.md`` for what each row means):
 The contenders run interleaved, once per round, in a rotating order; ratios are taken per
 round (anchor time / sumlens time in the same round) and summarised by median and range.
 
-Usage: ``.venv/bin/python benchmarks/bench_read.py [--rounds 9] [--ea-rounds 3] [--quick]``.
+Usage: ``.venv/bin/python -m benchmarks.bench_read [--rounds 9] [--ea-rounds 3] [--quick]``.
 Test data is generated on first use under ``benchmarks/data/`` and reused afterwards.
 Raw timings go to ``benchmarks/results/bench_read.json``.
 """
@@ -31,29 +31,21 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import crc32c
 import numpy as np
-from _data import DATA_DIR, RESULTS_DIR, TAGS, DataSet, Spec, ensure_data
-from _data_server import SERVER_POLL_S, Unavailable, server_binary, time_data_server
-from _harness import (
-    Table,
-    Unit,
-    fmt_s,
-    fmt_x,
-    machine_facts,
-    module_fingerprint,
-    run_rounds,
-    same_round_pairs,
-    spread_rounds,
-    summary,
-    verdict,
-)
 
+from benchmarks.data_server import SERVER_POLL_S, Unavailable, server_binary, time_data_server
+from benchmarks.datasets import TAGS, DataSet, Spec, ensure_data
+from benchmarks.harness.clock import now
+from benchmarks.harness.machine import machine_facts, module_fingerprint
+from benchmarks.harness.paths import DATA_DIR, RESULTS_DIR
+from benchmarks.harness.report import fmt_s, fmt_x
+from benchmarks.harness.rounds import Table, Unit, run_rounds, spread_rounds
+from benchmarks.harness.stats import same_round_pairs, summary, verdict
 from sumlens.io import read_scalars
 
 FASTSCAN = "sumlens.io._fastscan"
@@ -64,11 +56,6 @@ TARGETS = {
     "server_over_fresh": 2.0,
     "server_over_numba": 10.0,
 }
-
-
-# --------------------------------------------------------------------------------------
-# Test data
-# --------------------------------------------------------------------------------------
 
 
 # --------------------------------------------------------------------------------------
@@ -134,9 +121,9 @@ def numba_engine_status() -> str | None:
 
 def time_read_scalars(path: Path, engine: str, points: int) -> dict:
     gc.collect()
-    started = time.perf_counter()
+    started = now()
     result = read_scalars(path, engine=engine)
-    seconds = time.perf_counter() - started
+    seconds = now() - started
     got = _count(result)
     if got != points:
         raise AssertionError(f"read_scalars({path.name}, {engine}) returned {got} points")
@@ -144,12 +131,12 @@ def time_read_scalars(path: Path, engine: str, points: int) -> dict:
 
 
 def time_ceiling(path: Path) -> dict:
-    started = time.perf_counter()
+    started = now()
     with open(path, "rb") as handle:
         buf = handle.read()
-    read_done = time.perf_counter()
+    read_done = now()
     crc32c.crc32c(buf)
-    done = time.perf_counter()
+    done = now()
     return {"seconds": done - started, "read_s": read_done - started, "crc_s": done - read_done}
 
 
@@ -167,7 +154,7 @@ IMPORT_CODE = "import sumlens.io\n"
 
 def time_fresh_process(path: Path, points: int, env: dict[str, str] | None = None) -> dict:
     """A new interpreter imports sumlens and reads ``path`` with the numba engine."""
-    started = time.perf_counter()
+    started = now()
     proc = subprocess.run(
         [sys.executable, "-c", FRESH_CODE, str(path), "numba"],
         capture_output=True,
@@ -175,7 +162,7 @@ def time_fresh_process(path: Path, points: int, env: dict[str, str] | None = Non
         env=env,
         check=False,
     )
-    seconds = time.perf_counter() - started
+    seconds = now() - started
     if proc.returncode != 0:
         raise RuntimeError(f"fresh process failed ({proc.returncode}):\n{proc.stderr}")
     count, import_s, read_s = proc.stdout.split()
@@ -205,9 +192,9 @@ def time_fresh_with_cache(path: Path, points: int) -> dict:
 
 
 def time_import_only() -> dict:
-    started = time.perf_counter()
+    started = now()
     subprocess.run([sys.executable, "-c", IMPORT_CODE], check=True)
-    return {"seconds": time.perf_counter() - started}
+    return {"seconds": now() - started}
 
 
 def time_cold_compile(path: Path, points: int) -> dict:
@@ -227,13 +214,13 @@ def time_event_accumulator(path: Path, points: int) -> dict:
 
     guidance = dict.fromkeys(event_accumulator.DEFAULT_SIZE_GUIDANCE, 0)
     gc.collect()
-    started = time.perf_counter()
+    started = now()
     accumulator = event_accumulator.EventAccumulator(str(path), size_guidance=guidance)
     accumulator.Reload()
     got = 0
     for tag in accumulator.Tags()[event_accumulator.SCALARS]:
         got += len(accumulator.Scalars(tag))
-    seconds = time.perf_counter() - started
+    seconds = now() - started
     del accumulator
     gc.collect()
     if got != points:
@@ -371,14 +358,14 @@ def warm_up(data: DataSet, contenders: list[Contender], numba_status: str | None
     if numba_status is None:
         from sumlens.io import _fastscan
 
-        started = time.perf_counter()
+        started = now()
         _fastscan.warm_up()
-        print(f"  numba warm_up() in this process: {time.perf_counter() - started:.2f} s")
+        print(f"  numba warm_up() in this process: {now() - started:.2f} s")
         for path in (data.tb_file, data.ms_file):
             read_scalars(path, engine="numba")
-        started = time.perf_counter()
+        started = now()
         time_fresh_process(data.tb_file, data.spec.points)  # the child finds the cache full
-        print(f"  priming fresh process: {time.perf_counter() - started:.2f} s")
+        print(f"  priming fresh process: {now() - started:.2f} s")
     if any(c.key == "ea_tb" and c.rounds for c in contenders):
         from tensorboard.backend.event_processing import event_accumulator  # noqa: F401
     if any(c.key.startswith("server") and c.rounds and not c.unavailable for c in contenders):
@@ -387,7 +374,7 @@ def warm_up(data: DataSet, contenders: list[Contender], numba_status: str | None
 
 
 def run_contenders(contenders: list[Contender], rounds: int) -> None:
-    """The contenders in interleaved rounds (:func:`_harness.run_rounds`); one that fails
+    """The contenders in interleaved rounds (the harness's :func:`run_rounds`); one that fails
     is marked unavailable and not run again."""
     table = Table(unavailable={c.key: c.unavailable for c in contenders if c.unavailable})
     units = [Unit(c.key, lambda c=c: {c.key: c.run()}, c.rounds) for c in contenders]
@@ -683,9 +670,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"load average (1, 5, 15 min) before: {meta['load_average_before']}")
     print("warming up (untimed):", flush=True)
     warm_up(data, contenders, numba_status)
-    started = time.perf_counter()
+    started = now()
     run_contenders(contenders, args.rounds)
-    meta["total_s"] = time.perf_counter() - started
+    meta["total_s"] = now() - started
     meta["rounds"] = args.rounds
     meta["numba_engine"] = numba_status or "available"
     meta["load_average_after"] = os.getloadavg()

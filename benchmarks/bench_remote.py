@@ -1,6 +1,6 @@
 """Serving from object storage: sumlens against TensorBoard's own S3 reader, on one bucket.
 
-moto's S3 server runs on 127.0.0.1 behind ``_remote_proxy.py``, which delays every request
+moto's S3 server runs on 127.0.0.1 behind the harness's latency proxy, which delays every request
 by ``--latency-ms`` (20 ms: a same-region object store). The bucket holds ``--runs`` runs x
 ``--tags`` scalar tags x ``--steps`` steps in TensorBoard's format (written once by
 sumlens' ``SummaryRecord``, ``scale_workloads.py``, cached; uploaded to moto at the start,
@@ -15,12 +15,12 @@ untimed). Each round starts each contender cold, in a rotating order:
 
 Timed from the launch: *first data* (a run listed and a point of one of its series served)
 and *every run loaded* (every run listed with all its tags and one tag's series of every run
-served in full; ``_remote_probes.py``). Then, with the server left alone, the proxy's log
+served in full; ``benchmarks/remote/probes.py``). Then, with the server left alone, the proxy's log
 gives the requests and bytes of the next reload of the unchanged bucket (both servers
 reload every ``--reload-interval`` seconds); sumlens' own count of it (``/api/v1/health``)
 is reported beside. Medians over rounds; ratios TensorBoard / sumlens per round.
 
-Usage: ``.venv/bin/python benchmarks/bench_remote.py [--runs 20 --steps 100] [--rounds 3]``
+Usage: ``.venv/bin/python -m benchmarks.bench_remote [--runs 20 --steps 100] [--rounds 3]``
 (``make bench-remote``). Raw results go to ``benchmarks/results/bench_remote.json``.
 """
 
@@ -31,35 +31,23 @@ import json
 import shutil
 import signal
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
-import httpx
-import scale_workloads
-from _data import RESULTS_DIR
-from _harness import (
-    Result,
-    Table,
-    Unit,
-    commit_facts,
-    fmt_s,
-    fmt_x,
-    free_port,
-    machine_facts,
-    run_rounds,
-    same_round_pairs,
-    server_until,
-    spread_rounds,
-    tensorboard_args,
-    verdict,
-)
-from _remote_probes import Probe, SumlensProbe, TensorBoardProbe, get_json
-from _remote_store import KEY, SECRET, Store, object_store, tally, upload
-from scale_workloads import Workload
+from benchmarks import scale_workloads
+from benchmarks.harness.clock import now, timed
+from benchmarks.harness.http import connect, get_json, local
+from benchmarks.harness.machine import commit_facts, machine_facts
+from benchmarks.harness.paths import RESULTS_DIR
+from benchmarks.harness.report import fmt_s, fmt_span, fmt_x
+from benchmarks.harness.rounds import Result, Table, Unit, run_rounds, spread_rounds
+from benchmarks.harness.servers import free_port, prime_numba, server_until, tensorboard_args
+from benchmarks.harness.stats import median_of, present, same_round_pairs, verdict
+from benchmarks.remote.probes import Probe, SumlensProbe, TensorBoardProbe
+from benchmarks.remote.store import KEY, SECRET, Store, object_store, tally, upload
+from benchmarks.scale_workloads import Workload
 
 URL = "s3://bench/logs"
 TARGETS = {"first_data_s": 5.0, "all_loaded_ratio": 10.0, "reload_listings": 1}
@@ -70,8 +58,8 @@ POLL_S = 0.02
 
 
 def sumlens_args(store: Store, port: int, workspace: Path, interval: float) -> list[str]:
-    """``python -m sumlens serve`` over the bucket, as a user types it (``_harness.serve_args``
-    takes a local directory)."""
+    """``python -m sumlens serve`` over the bucket, as a user types it (the harness's
+    ``serve_args`` takes a local directory)."""
     options = [f"endpoint_url={store.proxied}", f"key={KEY}", f"secret={SECRET}"]
     args = [sys.executable, "-m", "sumlens", "serve", "--summary-base-dir", URL]
     args += ["--workspace", str(workspace), "--port", str(port)]
@@ -99,7 +87,7 @@ def time_server(
     measure one reload of the unchanged bucket. A server not done in time gives a result
     with ``capped`` set and ``seconds`` the bound (a lower bound)."""
     quiet_s = args_ns.reload_interval / 2
-    started = time.perf_counter()
+    started = now()
     try:
         with server_until(name, args, store.env(), port, probe, POLL_S, timeout_s) as (_, secs):
             assert probe.first_at is not None  # the probe is done only after first data
@@ -109,8 +97,8 @@ def time_server(
             burst = store.burst(load_end, quiet_s, timeout_s)
             result["reload"] = tally(burst)
             result["reload_s"] = max(r.end or 0 for r in burst) - burst[0].start
-            with httpx.Client(base_url=f"http://127.0.0.1:{port}", trust_env=False) as client:
-                health = get_json(client, "/api/v1/health") if name == "sumlens" else None
+            with connect(local(port), timeout=5) as http:
+                health = get_json(http, "/api/v1/health") if name == "sumlens" else None
             result["server_count"] = (health or {}).get("requests")
             result["load_requests"] = tally(store.log()[:load_end])
             return result
@@ -155,16 +143,6 @@ def brief(result: Result) -> str:
     return f"first {first} s, all {loaded} s{asked}"
 
 
-def _median(results: list[Result], key: str) -> float | None:
-    values = [r[key] for r in results if r.get(key) is not None]
-    return statistics.median(values) if values else None
-
-
-def _range(results: list[Result], key: str) -> str:
-    values = [r[key] for r in results if r.get(key) is not None]
-    return f"{fmt_s(min(values))} - {fmt_s(max(values))}" if values else "-"
-
-
 def reload_cell(results: list[Result]) -> str:
     """The median reload's requests by kind and the bytes received."""
     reloads = [r["reload"] for r in results if r.get("reload")]
@@ -190,12 +168,12 @@ def report(table: Table, workload: Workload, args: argparse.Namespace) -> dict[s
             print(f"| {name} | 0 | unavailable: {why} | | |")
             rows[name] = {"unavailable": why}
             continue
-        first, loaded = _median(results, "first_s"), _median(results, "seconds")
+        first, loaded = median_of(results, "first_s"), median_of(results, "seconds")
         capped = "> " if any(r.get("capped") for r in results) else ""
         print(
             f"| {name} | {len(results)} | {fmt_s(first) if first is not None else '-'}"
-            f" ({_range(results, 'first_s')}) | {capped}{fmt_s(loaded or 0.0)}"
-            f" ({_range(results, 'seconds')}) | {reload_cell(results)} |"
+            f" ({fmt_span(present(results, 'first_s'))}) | {capped}{fmt_s(loaded or 0.0)}"
+            f" ({fmt_span(present(results, 'seconds'))}) | {reload_cell(results)} |"
         )
         rows[name] = {"first_s": first, "all_loaded_s": loaded, "capped": bool(capped)}
     verdicts = {}
@@ -256,16 +234,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def prime_numba() -> None:
-    """Fill numba's cache with the reader's kernels, so no timed server compiles them."""
-    code = (
-        "import sys\n"
-        "from sumlens.io.kernels import READER_KERNELS\n"
-        "sys.exit(not READER_KERNELS.wait(900))\n"
-    )
-    subprocess.run([sys.executable, "-c", code], check=True)
-
-
 def main(argv: list[str] | None = None) -> int:
     """Generate (once) and upload the bucket, run the rounds, print and save the report."""
     args = parse_args(argv)
@@ -276,9 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     prime_numba()
     table = Table()
     with object_store(args.latency_ms) as store:
-        started = time.perf_counter()
-        objects, size = upload(store, root, URL)
-        took = time.perf_counter() - started
+        took, (objects, size) = timed(lambda: upload(store, root, URL))
         print(f"uploaded {objects:,} objects, {size / 1e6:,.1f} MB to moto in {took:.0f} s")
         run_rounds(units(store, workload, args), args.rounds, table, brief=brief)
     out = {

@@ -2,15 +2,15 @@
 
 The run (12.3M points; tags ``group00/tag00000`` ... in 100 prefixes) is written once by
 ``SummaryRecord`` (TensorBoard's format, so TensorBoard reads the same file) and cached by
-``scale_workloads.ensure``. ``sumlens serve`` is started over it and waited on until the run
-is loaded (reported: "server ready"); then a fresh browser page opens
+``benchmarks.scale_workloads.ensure``. ``sumlens serve`` is started over it and waited on
+until the run is loaded (reported: "server ready"); then a fresh browser page opens
 ``#/scalars?run=./r00000`` and is timed, in the page's own clock (``performance.now()``
 from the navigation's start), until every prefix group is listed and every chart card on
-the first screen is drawn (``_page_workloads.SUMLENS_DONE_JS``). Each opening uses a fresh
-browser context (nothing cached, nothing in localStorage). TensorBoard's Time Series page
-on the same run is timed beside it by ``bench_board.py --only e``.
+the first screen is drawn (``benchmarks.page_workloads.SUMLENS_DONE_JS``). Each opening
+uses a fresh browser context (nothing cached, nothing in localStorage). TensorBoard's Time
+Series page on the same run is timed beside it by ``bench_board --only e``.
 
-Usage: ``.venv/bin/python benchmarks/bench_tag_groups.py [--opens 3] [--steps 1000]``.
+Usage: ``.venv/bin/python -m benchmarks.bench_tag_groups [--opens 3] [--steps 1000]``.
 """
 
 from __future__ import annotations
@@ -20,10 +20,11 @@ import dataclasses
 import json
 import statistics
 
-import _page_workloads
-from _browser import CHROMIUM, CHROMIUM_ARGS
-from _data import RESULTS_DIR
 from playwright.sync_api import sync_playwright
+
+from benchmarks import page_workloads
+from benchmarks.harness.browser import open_chromium
+from benchmarks.harness.paths import RESULTS_DIR
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -31,13 +32,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--opens", type=int, default=3, help="page openings timed (3)")
     parser.add_argument("--steps", type=int, default=1_000, help="steps per tag (1000)")
     args = parser.parse_args(argv)
-    workload = dataclasses.replace(_page_workloads.PAGE, steps=args.steps)
+    workload = dataclasses.replace(page_workloads.PAGE, steps=args.steps)
     with (
-        _page_workloads.serving_sumlens(workload) as (url, ready_s),
+        page_workloads.serving_sumlens(workload) as (url, ready_s),
         sync_playwright() as playwright,
     ):
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        opens = [_page_workloads.sumlens_page(browser, url) for _ in range(args.opens)]
+        browser = open_chromium(playwright)
+        opens = [page_workloads.sumlens_page(browser, url) for _ in range(args.opens)]
         browser.close()
     median_s = statistics.median(o["seconds"] for o in opens)
     tags = workload.tags

@@ -1,8 +1,8 @@
 """THOR against SGD-momentum and Adam: epochs and seconds to 97% test accuracy on digits.
 
-Workloads: the digits CNN of ``tests/digits.py`` and an MLP 64-128-10 on the flattened
-images; the 80/20 split of ``tests/digits.py`` (data order of seed 0, the same for every
-run), batch size 32, reshuffled every epoch.
+Workloads: the digits CNN of ``benchmarks/digits.py`` (the tests' one) and an MLP 64-128-10
+on the flattened images; the 80/20 split of ``benchmarks/digits.py`` (data order of seed 0,
+the same for every run), batch size 32, reshuffled every epoch.
 
 Tuning budget, the same for every optimizer: five learning rates half a decade apart
 (``LEARNING_RATES``), three seeds each (the seed sets the initial weights and the
@@ -27,7 +27,7 @@ number that reached it is shown. Torch threads are fixed (``--threads``, default
 The selected runs are then timed again: ``--repeats`` (default 5) interleaved repeats
 per seed, keeping the fastest (the epochs are deterministic; only the clock varies).
 
-Usage: ``.venv/bin/python benchmarks/bench_thor.py [--max-epochs 30] [--repeats 5]
+Usage: ``.venv/bin/python -m benchmarks.bench_thor [--max-epochs 30] [--repeats 5]
 [--threads 1]``;
 the markdown table is printed and written to ``benchmarks/results/thor.md``.
 """
@@ -39,7 +39,6 @@ import math
 import platform
 import statistics
 import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,10 +46,10 @@ from pathlib import Path
 import torch
 from torch import nn
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-
-from helpers.digits import DigitsCNN, batches, digits, split
-
+from benchmarks.digits import DigitsCNN, batches, digits, split
+from benchmarks.harness.clock import cpu_now, now
+from benchmarks.harness.paths import RESULTS_DIR
+from benchmarks.harness.report import fmt_short
 from sumlens.thor import ConvertModelUtils, thor
 from sumlens.train import Model
 
@@ -66,7 +65,7 @@ LEARNING_RATES = {
 THOR_DAMPING = 0.03
 THOR_FREQUENCY = 100
 SENSITIVITY_FREQUENCIES = (10, 30)
-RESULTS = Path(__file__).resolve().parent / "results" / "thor.md"
+RESULTS = RESULTS_DIR / "thor.md"
 
 
 class MLP(nn.Module):
@@ -127,7 +126,7 @@ def run_once(
     net = NETWORKS[network]()
     model = build(kind, net, lr, frequency)
     order = torch.Generator().manual_seed(seed)
-    start, cpu_start = time.perf_counter(), time.process_time()
+    start, cpu_start = now(), cpu_now()
     reached = math.inf
     epoch = 0
     while epoch < max_epochs:
@@ -137,11 +136,7 @@ def run_once(
         if accuracy(net, test_x, test_y) >= TARGET:
             reached = epoch
             break
-    return Run(reached, time.perf_counter() - start, time.process_time() - cpu_start, epoch)
-
-
-def fmt(value: float, digits: int = 3) -> str:
-    return "never" if math.isinf(value) else f"{value:.{digits}f}".rstrip("0").rstrip(".")
+    return Run(reached, now() - start, cpu_now() - cpu_start, epoch)
 
 
 def summarize(runs: list[Run]) -> tuple[float, float, float, int, float]:
@@ -158,8 +153,8 @@ def summarize(runs: list[Run]) -> tuple[float, float, float, int, float]:
 def row(network: str, label: str, lr: float, runs: list[Run]) -> str:
     epochs, wall, cpu, reached, per_epoch = summarize(runs)
     return (
-        f"| {network} | {label} | {lr:g} | {reached}/{len(runs)} | {fmt(epochs, 1)} "
-        f"| {fmt(wall)} | {fmt(cpu)} | {per_epoch:.1f} |"
+        f"| {network} | {label} | {lr:g} | {reached}/{len(runs)} | {fmt_short(epochs, 1)} "
+        f"| {fmt_short(wall)} | {fmt_short(cpu)} | {per_epoch:.1f} |"
     )
 
 
@@ -231,7 +226,7 @@ def main() -> None:
         "| network | optimizer | lr | reached | median epochs | median wall s | median CPU s "
         "| ms/epoch |\n|---|---|---|---|---|---|---|---|"
     )
-    command = " ".join(["benchmarks/bench_thor.py", *sys.argv[1:]])
+    command = " ".join(["-m benchmarks.bench_thor", *sys.argv[1:]])
     report = "\n".join(
         [
             "# THOR vs SGD-momentum vs Adam: epochs and seconds to 97% test accuracy (digits)",

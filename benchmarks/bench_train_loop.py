@@ -17,7 +17,7 @@ Workloads (``--workload``):
 * ``tiny``: 4 -> 8 -> 2, batch 8 -- almost no compute, so it shows the driver's fixed
   per-step cost in microseconds (the percentage is not meaningful here).
 
-Usage: ``.venv/bin/python benchmarks/bench_train_loop.py [--pairs 21] [--epochs 2]``;
+Usage: ``.venv/bin/python -m benchmarks.bench_train_loop [--pairs 21] [--epochs 2]``;
 ``--out FILE`` also writes the raw timings as JSON.
 """
 
@@ -27,12 +27,14 @@ import argparse
 import json
 import platform
 import statistics
-import time
 from pathlib import Path
 
 import torch
 from torch import nn
 
+from benchmarks.harness.clock import timed
+from benchmarks.harness.rounds import rotated
+from benchmarks.harness.stats import quartiles
 from sumlens.train import Model
 
 WORKLOADS = {
@@ -67,32 +69,26 @@ def run_model(sizes: tuple[int, ...], data: list[tuple], epochs: int) -> float:
     net = build_net(sizes, seed=1)
     opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
     model = Model(net, nn.CrossEntropyLoss(), opt)
-    start = time.perf_counter()
-    model.train(epochs, data)
-    return time.perf_counter() - start
+    seconds, _ = timed(lambda: model.train(epochs, data))
+    return seconds
 
 
 def run_loop(sizes: tuple[int, ...], data: list[tuple], epochs: int) -> float:
     net = build_net(sizes, seed=1)
     opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
     loss_fn = nn.CrossEntropyLoss()
-    start = time.perf_counter()
-    net.train()
-    for _ in range(epochs):
-        for x, y in data:
-            loss = loss_fn(net(x), y)
-            loss.backward()
-            opt.step()
-            opt.zero_grad(set_to_none=True)
-    return time.perf_counter() - start
 
+    def loop() -> None:
+        net.train()
+        for _ in range(epochs):
+            for x, y in data:
+                loss = loss_fn(net(x), y)
+                loss.backward()
+                opt.step()
+                opt.zero_grad(set_to_none=True)
 
-def quantile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    pos = q * (len(ordered) - 1)
-    low = int(pos)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (pos - low)
+    seconds, _ = timed(loop)
+    return seconds
 
 
 def main() -> None:
@@ -117,19 +113,18 @@ def main() -> None:
     model_times: list[float] = []
     loop_times: list[float] = []
     overheads: list[float] = []
-    for pair in range(args.pairs):
-        if pair % 2 == 0:
-            t_model = run_model(sizes, data, args.epochs)
-            t_loop = run_loop(sizes, data, args.epochs)
-        else:
-            t_loop = run_loop(sizes, data, args.epochs)
-            t_model = run_model(sizes, data, args.epochs)
+    contenders = {"model": run_model, "loop": run_loop}
+    for pair in range(args.pairs):  # which one goes first alternates
+        times = {
+            name: contenders[name](sizes, data, args.epochs)
+            for name in rotated(list(contenders), pair)
+        }
+        t_model, t_loop = times["model"], times["loop"]
         model_times.append(t_model)
         loop_times.append(t_loop)
         overheads.append(t_model / t_loop - 1.0)
 
-    median = statistics.median(overheads)
-    q1, q3 = quantile(overheads, 0.25), quantile(overheads, 0.75)
+    q1, median, q3 = quartiles(overheads)
     per_step_us = [(m - lp) / steps * 1e6 for m, lp in zip(model_times, loop_times, strict=True)]
     print(
         f"workload={args.workload} pairs={args.pairs} epochs={args.epochs} steps/run={steps} "

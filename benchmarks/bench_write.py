@@ -12,7 +12,7 @@ Contenders (see ``benchmarks/README.md`` for what each row means):
 * ``sumlens[np=N]``: sumlens with ``num_process=N`` (N = 1, 2, 4) on the image workloads.
 
 Every contender runs in a long-lived worker process of its own (``benchmarks/_anchors/``:
-``py_write.py`` under the project's .venv, ``ms_write.py`` under the MindSpore venv), which
+``py_write`` under the project's .venv, ``ms_write`` under the MindSpore venv), which
 imports its library once, builds the same data from the same seeds and warms up with 2
 untimed steps; this process only hands out jobs and waits. Each round runs every
 contender once per workload, in an order rotated by one place per round. Per run it
@@ -21,37 +21,27 @@ handed to the OS) and the caller time (the sum of the time spent inside the logg
 calls: ``add_value`` + ``record``, ``add_scalar``, ``add_histogram``, ``add_images``).
 Ratios are anchor time / sumlens time taken per round, summarised by median and range.
 
-Usage: ``.venv/bin/python benchmarks/bench_write.py [--rounds 9] [--scale 1] [--only W]
+Usage: ``.venv/bin/python -m benchmarks.bench_write [--rounds 9] [--scale 1] [--only W]
 [--quick] [--profile W]``. Raw results go to ``benchmarks/results/bench_write.json``.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.metadata
 import io
 import json
 import os
 import platform
 import shutil
-import statistics
 import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
 
-BENCH_DIR = Path(__file__).resolve().parent
-ANCHORS_DIR = BENCH_DIR / "_anchors"
-RESULTS_DIR = BENCH_DIR / "results"
-MS_VENV = Path.home() / ".cache" / "sumlens" / "bench-anchors" / "mindspore-venv"
-MS_PYTHON = MS_VENV / "bin" / "python"
-
-sys.path.insert(0, str(ANCHORS_DIR))
-from workloads import (  # noqa: E402
+from benchmarks._anchors.workloads import (
     IMAGE_SHAPE,
     RESULT_MARKER,
     WORKLOADS,
@@ -60,9 +50,18 @@ from workloads import (  # noqa: E402
     noise_batches,
     scaled_steps,
 )
+from benchmarks.harness.clock import now
+from benchmarks.harness.machine import dist, wait_for_idle
+from benchmarks.harness.paths import REPO_ROOT, RESULTS_DIR
+from benchmarks.harness.report import fmt_duration, fmt_range, fmt_x
+from benchmarks.harness.rounds import rotated
+from benchmarks.harness.stats import NOISE_TIE, spread, verdict
+from benchmarks.harness.workers import LineWorker
 
-NOISE_TIE = 1.3
-"""Ratios under this are ties on these noisy machines (anchors.md)."""
+MS_VENV = Path.home() / ".cache" / "sumlens" / "bench-anchors" / "mindspore-venv"
+MS_PYTHON = MS_VENV / "bin" / "python"
+WORKER_MODULES = {"ms": "benchmarks._anchors.ms_write", "py": "benchmarks._anchors.py_write"}
+"""The worker of MindSpore (run by its venv's Python) and that of every other contender."""
 NUM_PROCESS = (1, 2, 4)
 BASE = ("sumlens", "sumlens_tb", "sumlens_writer")
 ANCHORS = ("torch", "tbx", "ms")
@@ -110,43 +109,16 @@ class Job:
 # ---- workers ---------------------------------------------------------------------------------
 
 
-class Worker:
+def worker_args(name: str, *options: str) -> list[str]:
+    """The command of contender ``name``'s worker, run from the repository root."""
+    if name == "ms":
+        return [str(MS_PYTHON), "-m", WORKER_MODULES["ms"], *options]
+    return [sys.executable, "-m", WORKER_MODULES["py"], *options]
+
+
+def start_worker(name: str, log: Path) -> LineWorker:
     """A long-lived worker process serving one contender's jobs over stdin/stdout."""
-
-    def __init__(self, name: str, log: Path) -> None:
-        if name == "ms":
-            cmd = [str(MS_PYTHON), str(ANCHORS_DIR / "ms_write.py"), "--serve"]
-        else:
-            cmd = [sys.executable, str(ANCHORS_DIR / "py_write.py"), "--serve"]
-        self.name = name
-        self._log = open(log, "ab")  # noqa: SIM115 (closed in close())
-        self._proc = subprocess.Popen(
-            cmd,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self._log,
-            text=True,
-            bufsize=1,
-        )
-
-    def run(self, job: dict) -> dict:
-        assert self._proc.stdin is not None and self._proc.stdout is not None
-        self._proc.stdin.write(json.dumps(job) + "\n")
-        self._proc.stdin.flush()
-        for line in self._proc.stdout:
-            if line.startswith(RESULT_MARKER):
-                return json.loads(line[len(RESULT_MARKER) :])
-        raise RuntimeError(f"worker {self.name} exited (code {self._proc.wait()}); see its log")
-
-    def close(self) -> None:
-        if self._proc.stdin is not None:
-            self._proc.stdin.close()
-        try:
-            self._proc.wait(timeout=120)
-        except subprocess.TimeoutExpired:
-            self._proc.kill()
-            self._proc.wait()
-        self._log.close()
+    return LineWorker(name, worker_args(name, "--serve"), log, RESULT_MARKER, cwd=REPO_ROOT)
 
 
 # ---- jobs ------------------------------------------------------------------------------------
@@ -243,30 +215,6 @@ def png_check(workload: Workload, ours: bytes) -> dict:
 # ---- statistics --------------------------------------------------------------------------------
 
 
-def summary(values: list[float]) -> dict[str, float]:
-    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
-
-
-def fmt_s(seconds: float) -> str:
-    if seconds >= 10:
-        return f"{seconds:.1f} s"
-    if seconds >= 0.1:
-        return f"{seconds:.2f} s"
-    if seconds >= 1e-3:
-        return f"{seconds * 1e3:.1f} ms"
-    return f"{seconds * 1e6:.1f} us"
-
-
-def fmt_range(s: dict[str, float], fmt=fmt_s) -> str:
-    return f"{fmt(s['median'])} ({fmt(s['min'])}-{fmt(s['max'])})"
-
-
-def fmt_x(x: float) -> str:
-    if x < 10:
-        return f"{x:.2f}x"
-    return f"{x:.1f}x" if x < 100 else f"{x:.0f}x"
-
-
 def extrapolate(run: dict, full_steps: int) -> float:
     """The total at full size: the constructor once, the rest scaled by steps."""
     return run["open"] + (run["total"] - run["open"]) * full_steps / run["steps"]
@@ -288,14 +236,14 @@ def analyse(jobs: list[Job], runs: dict[tuple[str, str], list[dict]]) -> dict:
             table[job.label] = {
                 "rounds": len(ok),
                 "steps": steps,
-                "total": summary([r["total"] for r in ok]),
-                "caller": summary([r["caller"] for r in ok]),
-                "open": summary([r["open"] for r in ok]),
-                "close": summary([r["close"] for r in ok]),
-                "per_step": summary([(r["total"] - r["open"]) / steps for r in ok]),
-                "caller_per_value": summary([r["caller"] / (steps * values) for r in ok]),
-                "caller_per_step": summary([r["caller"] / steps for r in ok]),
-                "full_total": summary([extrapolate(r, workload.full_steps) for r in ok]),
+                "total": spread([r["total"] for r in ok]),
+                "caller": spread([r["caller"] for r in ok]),
+                "open": spread([r["open"] for r in ok]),
+                "close": spread([r["close"] for r in ok]),
+                "per_step": spread([(r["total"] - r["open"]) / steps for r in ok]),
+                "caller_per_value": spread([r["caller"] / (steps * values) for r in ok]),
+                "caller_per_step": spread([r["caller"] / steps for r in ok]),
+                "full_total": spread([extrapolate(r, workload.full_steps) for r in ok]),
             }
         ratios = {}
         if group.startswith("numproc"):
@@ -312,18 +260,12 @@ def analyse(jobs: list[Job], runs: dict[tuple[str, str], list[dict]]) -> dict:
             ]
             if pairs:
                 ratios[f"{slow}/{fast}"] = {
-                    "total": summary([t for t, _ in pairs]),
-                    "caller": summary([c for _, c in pairs]),
+                    "total": spread([t for t, _ in pairs]),
+                    "caller": spread([c for _, c in pairs]),
                     "per_round_total": [t for t, _ in pairs],
                 }
         report[group] = {"title": workload.title, "rows": table, "ratios": ratios}
     return report
-
-
-def verdict(median: float, low: float, target: float) -> str:
-    if median >= target:
-        return "met" if low >= target else "met (median; some rounds below)"
-    return "MISSED"
 
 
 def print_report(report: dict, checks: dict, scale: float) -> list[str]:
@@ -344,9 +286,10 @@ def print_report(report: dict, checks: dict, scale: float) -> list[str]:
         for label, row in rows.items():
             print(
                 f"   {LABELS.get(label, label):<36} {fmt_range(row['total']):<28} "
-                f"{fmt_s(row['per_step']['median']):>10} {fmt_s(row['full_total']['median']):>16} "
-                f"{fmt_s(row['caller_per_step']['median']):>16} "
-                f"{fmt_s(row['caller_per_value']['median']):>13}"
+                f"{fmt_duration(row['per_step']['median']):>10} "
+                f"{fmt_duration(row['full_total']['median']):>16} "
+                f"{fmt_duration(row['caller_per_step']['median']):>16} "
+                f"{fmt_duration(row['caller_per_value']['median']):>13}"
             )
         targets = TARGETS.get(group, {})
         for key, ratio in part["ratios"].items():
@@ -358,9 +301,9 @@ def print_report(report: dict, checks: dict, scale: float) -> list[str]:
             )
             if base == "sumlens" and anchor in targets:
                 goal = targets[anchor]
-                result = verdict(t["median"], t["min"], goal)
+                result = verdict(ratio["per_round_total"], goal)
                 text += f"   target >= {goal:g}x: {result}"
-                if result == "MISSED":
+                if result == "NOT MET":
                     missed.append(f"{group}: {key} = {fmt_x(t['median'])} < {goal:g}x")
             elif 1 / NOISE_TIE < t["median"] < NOISE_TIE:
                 text += "   (tie)"
@@ -406,36 +349,10 @@ def print_report(report: dict, checks: dict, scale: float) -> list[str]:
 # ---- main ------------------------------------------------------------------------------------
 
 
-def foreign_cpu(seconds: float = 0.5) -> float:
-    """Cores busy over ``seconds`` while our workers are idle: other processes' load.
-
-    Taken between rounds, when this benchmark runs nothing; other sessions' work on the
-    same 2 cores shows up here (it made an earlier run useless), so it is reported.
-    """
-
-    def busy_idle() -> tuple[int, int]:
-        with open("/proc/stat") as handle:
-            fields = [int(x) for x in handle.readline().split()[1:]]
-        idle = fields[3] + fields[4]
-        return sum(fields) - idle, idle
-
-    try:
-        b0, i0 = busy_idle()
-        time.sleep(seconds)
-        b1, i1 = busy_idle()
-    except OSError:
-        return float("nan")
-    total = (b1 - b0) + (i1 - i0)
-    return (os.cpu_count() or 1) * (b1 - b0) / total if total else 0.0
-
-
 def versions() -> dict[str, str]:
     out = {"python": platform.python_version()}
     for name in ("sumlens", "numpy", "torch", "tensorboard", "tensorboardX", "protobuf", "Pillow"):
-        try:
-            out[name] = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            out[name] = "absent"
+        out[name] = dist(name) or "absent"
     if MS_PYTHON.exists():
         code = (
             "import importlib.metadata as m; "
@@ -459,8 +376,8 @@ def profile(args: argparse.Namespace) -> None:
         "steps": scaled_steps(WORKLOADS[name], args.scale),
         "params": {"num_process": args.num_process} if args.num_process else {},
     }
-    cmd = [sys.executable, str(ANCHORS_DIR / "py_write.py"), "--profile", json.dumps(job)]
-    subprocess.run([*cmd, "--top", str(args.top)], check=True)
+    cmd = worker_args("py", "--profile", json.dumps(job), "--top", str(args.top))
+    subprocess.run(cmd, check=True, cwd=REPO_ROOT)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -516,7 +433,9 @@ def main(argv: list[str] | None = None) -> int:
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     worker_names = list(dict.fromkeys(job.worker for job in jobs))
-    workers = {name: Worker(name, RESULTS_DIR / f"bench_write_{name}.log") for name in worker_names}
+    workers = {
+        name: start_worker(name, RESULTS_DIR / f"bench_write_{name}.log") for name in worker_names
+    }
     meta = {
         "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "argv": sys.argv[1:],
@@ -532,15 +451,11 @@ def main(argv: list[str] | None = None) -> int:
     print("versions: " + ", ".join(f"{k} {v}" for k, v in meta["versions"].items()))
     runs: dict[tuple[str, str], list[dict]] = {}
     checks: dict[str, dict[str, dict]] = {}
-    started = time.perf_counter()
+    started = now()
     busy: list[float] = []
     try:
         for rnd in range(args.rounds):
-            load, waited = foreign_cpu(), 0.0
-            while load > IDLE_CORES and waited < args.wait_idle:
-                time.sleep(2.0)
-                waited += 2.5
-                load = foreign_cpu()
+            load, waited = wait_for_idle(IDLE_CORES, args.wait_idle)
             busy.append(load)
             if load > IDLE_CORES:
                 print(f"  !! before round {rnd + 1}: {load:.2f} cores busy with other work")
@@ -548,8 +463,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  (waited {waited:.0f} s for other work on the machine to stop)")
             for group in groups_in(jobs):
                 members = [job for job in jobs if job.group == group]
-                shift = rnd % len(members)
-                for job in members[shift:] + members[:shift]:
+                for job in rotated(members, rnd):
                     steps = scaled_steps(job.workload, args.scale)
                     safe = job.label.replace("[", "_").replace("]", "").replace("=", "")
                     log_dir = work / f"r{rnd}" / group / safe
@@ -571,7 +485,7 @@ def main(argv: list[str] | None = None) -> int:
                     runs.setdefault((group, job.label), []).append(result)
                     if not args.keep_logs:
                         shutil.rmtree(log_dir, ignore_errors=True)
-            elapsed = time.perf_counter() - started
+            elapsed = now() - started
             print(f"round {rnd + 1}/{args.rounds} done, {elapsed:.0f} s elapsed", flush=True)
     finally:
         for worker in workers.values():

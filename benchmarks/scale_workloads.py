@@ -13,7 +13,7 @@ Each is a base directory of TensorBoard event files written by sumlens' own
 
 :func:`time_sumlens` and :func:`time_tensorboard` start a server as a fresh process and
 time it from the launch until the workload's condition holds over HTTP (a cold start:
-a new workspace for sumlens). ``bench_board.py`` runs them in interleaved rounds.
+a new workspace for sumlens). ``bench_board``'s table (d) runs them in interleaved rounds.
 """
 
 from __future__ import annotations
@@ -23,17 +23,17 @@ import json
 import os
 import shutil
 import tempfile
-import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
-import orjson
-from _data import listing
-from _harness import free_port, serve_args, server_until, tensorboard_args
 
+from benchmarks.datasets import listing
+from benchmarks.harness.clock import now
+from benchmarks.harness.http import get_json
+from benchmarks.harness.servers import free_port, serve_args, server_until, tensorboard_args
 from sumlens import SummaryRecord
 
 CACHE = Path("~/.cache/sumlens/bench/scale").expanduser()
@@ -105,7 +105,7 @@ def ensure(workload: Workload) -> Path:
         if saved["wanted"] == wanted and saved["listing"] == list(listing(root)):
             return root
     print(f"writing {root} ...", flush=True)
-    started = time.perf_counter()
+    started = now()
     staging = root.with_name(f".{root.name}.staging")
     for stale in (root, staging):
         if stale.exists():
@@ -115,7 +115,7 @@ def ensure(workload: Workload) -> Path:
     manifest = {"wanted": wanted, "listing": list(listing(staging))}
     (staging / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     staging.rename(root)
-    print(f"  done in {time.perf_counter() - started:.0f} s", flush=True)
+    print(f"  done in {now() - started:.0f} s", flush=True)
     return root
 
 
@@ -124,18 +124,9 @@ def ensure(workload: Workload) -> Path:
 # --------------------------------------------------------------------------------------
 
 
-def _get(client: httpx.Client, path: str, params: dict[str, Any] | None = None) -> Any:
-    """The JSON body of ``GET path``, or None while the server does not answer it (yet)."""
-    try:
-        response = client.get(path, params=params)
-    except httpx.TransportError:
-        return None
-    return orjson.loads(response.content) if response.status_code == 200 else None
-
-
 def sumlens_done(client: httpx.Client, workload: Workload) -> bool:
     """Every run listed ready with every tag and point; for one run, a tag served whole."""
-    body = _get(client, "/api/v1/runs")
+    body = get_json(client, "/api/v1/runs")
     runs = body["runs"] if body else []
     if len(runs) != workload.runs:
         return False
@@ -148,20 +139,20 @@ def sumlens_done(client: httpx.Client, workload: Workload) -> bool:
     if workload.runs > 1:
         return True
     params = {"run": f"./{workload.run_name(0)}", "tag": workload.tag_name(0), "format": "json"}
-    got = _get(client, "/api/v1/scalars/download", params)
+    got = get_json(client, "/api/v1/scalars/download", params)
     series = got["series"] if got else []
     return len(series) == 1 and len(series[0]["step"]) == workload.steps
 
 
 def tensorboard_done(client: httpx.Client, workload: Workload) -> bool:
     """Every run listed with every tag; for one run, a tag served whole."""
-    listed = _get(client, "/data/plugin/scalars/tags") or {}
+    listed = get_json(client, "/data/plugin/scalars/tags") or {}
     if len(listed) != workload.runs or any(len(t) != workload.tags for t in listed.values()):
         return False
     if workload.runs > 1:
         return True
     params = {"run": workload.run_name(0), "tag": workload.tag_name(0)}
-    rows = _get(client, "/data/plugin/scalars/scalars", params)
+    rows = get_json(client, "/data/plugin/scalars/scalars", params)
     return bool(rows) and len(rows) == workload.steps
 
 

@@ -1,4 +1,4 @@
-"""Worker of ``bench_write.py`` for real MindSpore's ``SummaryRecord`` (contender ``ms``).
+"""Worker of ``bench_write`` for real MindSpore's ``SummaryRecord`` (contender ``ms``).
 
 Runs in the venv that ``make bench-anchors`` makes
 (``~/.cache/sumlens/bench-anchors/mindspore-venv``), never in the project's .venv.
@@ -16,12 +16,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from workloads import TENSOR_POOL, WORKLOADS, Writer, serve, workload_data
+from benchmarks._anchors.workloads import TENSOR_POOL, WORKLOADS, Writer, serve, workload_data
 
 _DATA: dict[tuple[str, int], object] = {}
 
@@ -95,7 +92,8 @@ def make_writer(job: dict, log_dir: str) -> tuple[Writer, int]:
 def check() -> None:
     import mindspore
     import numpy as np
-    from workloads import dir_listing, timed_run
+
+    from benchmarks._anchors.workloads import dir_listing, timed_run
 
     with tempfile.TemporaryDirectory() as tmp:
         for name in ("scalar1_float", "scalar1_tensor", "scalar10", "histogram", "image_noise"):

@@ -1,4 +1,4 @@
-"""Worker of ``bench_write.py`` for the contenders of the project's .venv.
+"""Worker of ``bench_write`` for the contenders of the project's .venv.
 
 Contenders: ``sumlens`` (``SummaryRecord``, MindSpore format, the default),
 ``sumlens_tb`` (the same with ``file_format="tensorboard"``), ``sumlens_writer``
@@ -20,13 +20,10 @@ import io
 import json
 import os
 import pstats
-import sys
 import tempfile
 import threading
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from workloads import WORKLOADS, Writer, serve, timed_run, workload_data
+from benchmarks._anchors.workloads import WORKLOADS, Writer, serve, timed_run, workload_data
 
 _DATA: dict[tuple[str, int], object] = {}
 
@@ -40,7 +37,7 @@ def _data(workload_name: str, steps: int) -> object:
 
         raw = workload_data(workload, steps)
         if workload.kind == "scalar" and workload.variant == "tensor":
-            from workloads import TENSOR_POOL
+            from benchmarks._anchors.workloads import TENSOR_POOL
 
             data = [torch.tensor(float(v)) for v in raw[:TENSOR_POOL, 0]]
         elif workload.kind == "scalar":

@@ -1,8 +1,9 @@
-"""Workloads of ``bench_write.py``: sizes, deterministic data and the timed loop.
+"""Workloads of ``bench_write``: sizes, deterministic data and the timed loop.
 
 Imported by both workers, ``py_write.py`` (the project's .venv: sumlens, torch,
-tensorboardX) and ``ms_write.py`` (the MindSpore venv), so it needs nothing but numpy
-and the standard library. Every worker builds the same data from the same seeds.
+tensorboardX) and ``ms_write.py`` (the MindSpore venv), so it needs nothing but numpy, the
+standard library and the harness's clock. Every worker builds the same data from the same
+seeds.
 
 A worker serves jobs, one JSON object per line on stdin, and answers each with one
 line ``@@RESULT {json}`` on stdout (other libraries may print to stdout too; the
@@ -17,12 +18,13 @@ import os
 import shutil
 import sys
 import tempfile
-import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+
+from benchmarks.harness.clock import now
 
 RESULT_MARKER = "@@RESULT "
 SEED = 20240611
@@ -157,7 +159,7 @@ class Writer:
 
 def timed_run(writer: Writer, steps: int) -> dict[str, float]:
     """Open, ``steps`` steps, close; wall times of each phase and the caller-thread sum."""
-    pc = time.perf_counter
+    pc = now
     step, value_of = writer.step, writer.values
     start = pc()
     writer.open()

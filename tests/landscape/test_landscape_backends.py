@@ -39,8 +39,10 @@ def local_ray() -> Iterator[Any]:
         num_gpus=0,  # CPU actors on any machine: compared with the CPU run exactly
         include_dashboard=False,
         log_to_driver=False,
-        # the actors import this directory's helpers and the shared digits module
-        runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join([str(HERE), str(HERE.parent)])}},
+        # the actors import this directory's helpers, tests/helpers and benchmarks/digits.py
+        runtime_env={
+            "env_vars": {"PYTHONPATH": os.pathsep.join(map(str, (HERE, *HERE.parents[:2])))}
+        },
     )
     try:
         yield ray

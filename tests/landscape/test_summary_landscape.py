@@ -355,8 +355,9 @@ landscape()
 
 
 def run_python(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    """``python *args`` in ``cwd``, able to import this directory's helpers."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), str(HERE.parent)])}
+    """``python *args`` in ``cwd``, able to import this directory's helpers and tests/helpers
+    (whose digits come from the repository's benchmarks/digits.py)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(map(str, (HERE, *HERE.parents[:2])))}
     return subprocess.run(
         [sys.executable, *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=240
     )

@@ -1,21 +1,24 @@
-"""When a server over ``bench_remote.py``'s bucket has served first data, and every run.
+"""When a server over ``bench_remote``'s bucket has served first data, and every run.
 
-A :class:`Probe` is asked by ``_harness.server_until`` at every poll; it notes the moment of
-first data (a listed run with a scalar series served) and answers True once every run is
-listed with all its tags and one tag's series of every run is served in full, fetched the
-way each dashboard's page fetches many runs at once, 100 runs a request: sumlens'
-``/api/v1/scalars`` (``points`` at least the steps, so nothing is downsampled), TensorBoard's
-``/data/plugin/scalars/scalars_multirun``. Both fetch every point of that tag of every run.
+A :class:`Probe` is asked by :func:`benchmarks.harness.servers.server_until` at every poll;
+it notes the moment of first data (a listed run with a scalar series served) and answers
+True once every run is listed with all its tags and one tag's series of every run is
+served in full, fetched the way each dashboard's page fetches many runs at once, 100 runs
+a request: sumlens' ``/api/v1/scalars`` (``points`` at least the steps, so nothing is
+downsampled), TensorBoard's ``/data/plugin/scalars/scalars_multirun``. Both fetch every
+point of that tag of every run.
 """
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import httpx
 import orjson
-from scale_workloads import Workload
+
+from benchmarks.harness.clock import now
+from benchmarks.harness.http import get_json
+from benchmarks.scale_workloads import Workload
 
 TB_KEPT = 1_000
 """Scalar points per series TensorBoard keeps by default (its reservoir)."""
@@ -26,15 +29,6 @@ BATCH = 100
 def batches(runs: list[str]) -> list[list[str]]:
     """``runs`` in groups of :data:`BATCH`."""
     return [runs[i : i + BATCH] for i in range(0, len(runs), BATCH)]
-
-
-def get_json(client: httpx.Client, path: str, params: Any = None) -> Any:
-    """The JSON body of ``GET path``, or None while the server does not answer it (yet)."""
-    try:
-        response = client.get(path, params=params)
-    except httpx.TransportError:
-        return None
-    return orjson.loads(response.content) if response.status_code == 200 else None
 
 
 class Probe:
@@ -53,15 +47,15 @@ class Probe:
         return self.workload.tag_name(0)
 
     def __call__(self, client: httpx.Client) -> bool:
-        now = time.perf_counter()
-        if now < self._due:
+        moment = now()
+        if moment < self._due:
             return False
-        self._due = now + (self.pause_s if self.first_at is not None else self.pause_s / 5)
+        self._due = moment + (self.pause_s if self.first_at is not None else self.pause_s / 5)
         listed = self.listed(client)
         if self.first_at is None:
             run = next((run for run, tags in listed.items() if tags), None)
             if run is not None and self.served(client, run):
-                self.first_at, self.first_run = time.perf_counter(), run
+                self.first_at, self.first_run = now(), run
         return self.first_at is not None and self.everything(client, listed)
 
     def listed(self, client: httpx.Client) -> dict[str, int]:

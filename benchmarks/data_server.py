@@ -1,5 +1,5 @@
 """TensorBoard's Rust data server as a contender: started on a logdir, polled over gRPC until
-every point of every tag is read (``bench_read.py`` and ``bench_board.py`` time it).
+every point of every tag is read (``bench_read`` and ``bench_board``'s table (a) time it).
 """
 
 from __future__ import annotations
@@ -8,11 +8,13 @@ import gc
 import shutil
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
-from _data import TAGS, Spec
+
+from benchmarks.datasets import TAGS, Spec
+from benchmarks.harness.clock import now
+from benchmarks.harness.servers import Waiter, launch
 
 SERVER_TIMEOUT_S = 300.0
 SERVER_POLL_S = 0.005
@@ -70,29 +72,24 @@ def time_data_server(logdir: Path, spec: Spec, checksum: bool = False) -> dict:
     polls = 0
     gc.collect()
     with open(workdir / "stderr", "wb") as stderr:
-        started = time.perf_counter()
-        proc = subprocess.Popen(
-            args, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=stderr
+        started = now()
+        proc = launch(args, stdin=subprocess.PIPE, stderr=stderr, new_session=False)
+        waiter = Waiter(
+            proc,
+            "data server",
+            started,
+            SERVER_TIMEOUT_S,
+            lambda: (workdir / "stderr").read_text(errors="replace"),
         )
         channel = None
         try:
-            deadline = started + SERVER_TIMEOUT_S
-
-            def waiting() -> None:
-                if proc.poll() is not None:
-                    log = (workdir / "stderr").read_text(errors="replace")
-                    raise RuntimeError(f"data server exited with {proc.returncode}:\n{log}")
-                if time.perf_counter() > deadline:
-                    raise TimeoutError(f"data server not done after {SERVER_TIMEOUT_S} s")
-                time.sleep(SERVER_POLL_S)
-
             while True:  # the port file is written (with a newline) once the socket is bound
                 text = port_file.read_text() if port_file.exists() else ""
                 if text.endswith("\n"):
                     port = int(text)
                     break
-                waiting()
-            port_at = time.perf_counter()
+                waiter.pause(SERVER_POLL_S)
+            port_at = now()
             channel = grpc.insecure_channel(
                 f"127.0.0.1:{port}", options=[("grpc.max_receive_message_length", -1)]
             )
@@ -102,8 +99,8 @@ def time_data_server(logdir: Path, spec: Spec, checksum: bool = False) -> dict:
                 polls += 1
                 if runs:
                     break
-                waiting()
-            run_at = time.perf_counter()
+                waiter.pause(SERVER_POLL_S)
+            run_at = now()
             while True:  # every tag listed, and every tag's last step loaded
                 listing = stub.ListScalars(
                     dp.ListScalarsRequest(experiment_id="", plugin_filter=scalars_filter)
@@ -123,8 +120,8 @@ def time_data_server(logdir: Path, spec: Spec, checksum: bool = False) -> dict:
                     got = sum(len(tag.data.step) for run in response.runs for tag in run.tags)
                     if got == spec.points:
                         break
-                waiting()
-            seconds = time.perf_counter() - started
+                waiter.pause(SERVER_POLL_S)
+            seconds = now() - started
         finally:
             if channel is not None:
                 channel.close()

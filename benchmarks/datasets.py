@@ -1,8 +1,8 @@
 """The benchmarks' data: generated once under ``benchmarks/data/`` and reused afterwards.
 
-:class:`Spec` says what a data set of ``bench_read.py`` holds (``TAGS`` x ``steps`` scalars,
+:class:`Spec` says what a data set of ``bench_read`` holds (``TAGS`` x ``steps`` scalars,
 histograms); :func:`ensure_data` writes it as one TensorBoard and one MindSpore file, and
-``bench_board.py`` builds its base directories from the same writers
+``bench_board``'s tables build their base directories from the same writers
 (:func:`write_tensorboard`, :func:`write_mindspore`, :func:`write_one_tag`) under
 :func:`cached_dir`, which rebuilds a directory only when what it should hold changed.
 """
@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -20,12 +19,10 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.harness.clock import now
+from benchmarks.harness.paths import DATA_DIR
 from sumlens._proto import summary_pb2, tensorboard_pb2
 from sumlens.io import RecordWriter
-
-BENCH_DIR = Path(__file__).resolve().parent
-DATA_DIR = BENCH_DIR / "data"
-RESULTS_DIR = BENCH_DIR / "results"
 
 GENERATOR_VERSION = 1
 """Bump when the generated content changes, so cached files are rebuilt."""
@@ -254,7 +251,7 @@ def cached_dir(root: Path, wanted: dict[str, Any], build: Callable[[Path], None]
     except (OSError, ValueError, KeyError):
         pass
     print(f"generating {root} ...", flush=True)
-    started = time.perf_counter()
+    started = now()
     if root.exists():
         shutil.rmtree(root)
     staging = root.with_name(f".{root.name}.staging")
@@ -266,7 +263,7 @@ def cached_dir(root: Path, wanted: dict[str, Any], build: Callable[[Path], None]
     manifest = {"wanted": wanted, "files": files, "bytes": size}
     (staging / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     staging.rename(root)
-    took = time.perf_counter() - started
+    took = now() - started
     print(f"  done in {took:.1f} s: {files:,} files, {size / 1e6:.1f} MB", flush=True)
     return root
 
@@ -276,18 +273,18 @@ class Progress:
 
     def __init__(self, total: int, what: str, every: float = 5.0) -> None:
         self.total, self.what, self.every = total, what, every
-        self.started = self.last = time.perf_counter()
+        self.started = self.last = now()
         self.done = self.points = 0
 
     def step(self, points: int) -> None:
         """One more item (of ``points`` points) written."""
         self.done += 1
         self.points += points
-        now = time.perf_counter()
-        if now - self.last >= self.every or self.done == self.total:
-            self.last = now
+        moment = now()
+        if moment - self.last >= self.every or self.done == self.total:
+            self.last = moment
             print(
                 f"  {self.what}: {self.done:,}/{self.total:,}, {self.points / 1e6:.1f}M points, "
-                f"{now - self.started:.0f} s",
+                f"{moment - self.started:.0f} s",
                 flush=True,
             )

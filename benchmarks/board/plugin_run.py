@@ -1,4 +1,4 @@
-"""The plugin run of ``bench_board.py``'s table (c): images and histograms at a real scale.
+"""The plugin run of ``bench_board``'s table (c): images and histograms at a real scale.
 
 One MindSpore summary file, as ``SummaryRecord`` writes it (one event per step holding that
 step's every value): 1,000 steps x (2 scalar tags, 20 image tags of 64x64 RGB PNGs, 500
@@ -14,9 +14,9 @@ import io
 from dataclasses import dataclass
 
 import numpy as np
-from _data import STEP_SECONDS, WALL0
 from PIL import Image
 
+from benchmarks.datasets import STEP_SECONDS, WALL0
 from sumlens._proto import summary_pb2
 from sumlens.io import RecordWriter
 

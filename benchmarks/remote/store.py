@@ -1,9 +1,9 @@
-"""The object store of ``bench_remote.py``: moto's S3 server behind the latency proxy.
+"""The object store of ``bench_remote``: moto's S3 server behind the latency proxy.
 
-:func:`object_store` starts ``moto_server`` and ``_remote_proxy.py`` as processes of their
-own on 127.0.0.1 (so the benchmark's own work never holds up a request) and stops both on
-leaving. :func:`upload` fills a bucket from a local tree, straight to moto (setup: no
-latency, not timed). :class:`Store` says how each contender reaches the store through the
+:func:`object_store` starts ``moto_server`` and :mod:`benchmarks.harness.latency_proxy` as
+processes of their own on 127.0.0.1 (so the benchmark's own work never holds up a request)
+and stops both on leaving. :func:`upload` fills a bucket from a local tree, straight to moto
+(setup: no latency, not timed). :class:`Store` says how each contender reaches the store through the
 proxy, and reads the proxy's request log: :func:`kind` sorts a request into a listing, a
 GET, a HEAD or another, :meth:`Store.burst` finds the requests of one reload.
 """
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -21,10 +20,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
-from _harness import free_port, stop_server
+from benchmarks.harness.clock import shared_now
+from benchmarks.harness.http import connect
+from benchmarks.harness.paths import REPO_ROOT
+from benchmarks.harness.servers import Process, free_port, launch, stop_server, wait_answering
 
-PROXY_SCRIPT = Path(__file__).resolve().with_name("_remote_proxy.py")
 KEY = SECRET = "testing"
 """moto accepts any credentials."""
 REGION = "eu-west-1"
@@ -33,7 +33,7 @@ START_TIMEOUT_S = 60.0
 
 @dataclass(frozen=True)
 class Request:
-    """One request of the proxy's log (times are ``time.monotonic()``)."""
+    """One request of the proxy's log (times are the proxy's, :func:`shared_now`)."""
 
     start: float
     end: float | None
@@ -96,8 +96,8 @@ class Store:
 
     def log(self, since: int = 0) -> list[Request]:
         """The proxy's requests from the ``since``-th on."""
-        with httpx.Client(trust_env=False, timeout=60) as client:
-            rows = client.get(f"{self.control}/log", params={"since": since}).json()["records"]
+        with connect(self.control, timeout=60) as http:
+            rows = http.get("/log", params={"since": since}).json()["records"]
         return [Request(*row) for row in rows]
 
     def burst(self, since: int, quiet_s: float, timeout_s: float) -> list[Request]:
@@ -105,10 +105,10 @@ class Store:
         ``since`` until none has been under way for ``quiet_s`` (one reload of a server
         that reloads at intervals longer than ``quiet_s``); a burst not over within
         ``timeout_s`` is a TimeoutError."""
-        deadline = time.monotonic() + timeout_s
+        deadline = shared_now() + timeout_s
         while True:
             requests = self.log(since)
-            now = time.monotonic()
+            now = shared_now()
             if requests:
                 last = max(r.end or now for r in requests)
                 if all(r.end is not None for r in requests) and now - last >= quiet_s:
@@ -119,10 +119,10 @@ class Store:
 
     def settle(self, quiet_s: float, timeout_s: float) -> int:
         """Wait until no request has been under way for ``quiet_s``; the log's length."""
-        deadline = time.monotonic() + timeout_s
+        deadline = shared_now() + timeout_s
         while True:
             requests = self.log()
-            now = time.monotonic()
+            now = shared_now()
             ends = [r.end or now for r in requests]
             if all(r.end is not None for r in requests) and now - max(ends, default=0) >= quiet_s:
                 return len(requests)
@@ -136,48 +136,24 @@ def object_store(latency_ms: float) -> Iterator[Store]:
     """moto's S3 server and the latency proxy in front of it, both on 127.0.0.1."""
     moto_port, proxy_port, control_port = free_port(), free_port(), free_port()
     moto_bin = str(Path(sys.executable).with_name("moto_server"))
-    procs = []
+    procs: list[Process] = []
     try:
-        procs.append(_start([moto_bin, "-H", "127.0.0.1", "-p", str(moto_port)]))
-        proxy = [sys.executable, str(PROXY_SCRIPT), "--port", str(proxy_port)]
-        proxy += ["--upstream", str(moto_port), "--control", str(control_port)]
-        procs.append(_start([*proxy, "--latency-ms", str(latency_ms)]))
+        procs.append(launch([moto_bin, "-H", "127.0.0.1", "-p", str(moto_port)]))
+        proxy = [sys.executable, "-m", "benchmarks.harness.latency_proxy"]
+        proxy += ["--port", str(proxy_port), "--upstream", str(moto_port)]
+        proxy += ["--control", str(control_port), "--latency-ms", str(latency_ms)]
+        procs.append(launch(proxy, cwd=REPO_ROOT))
         store = Store(
             f"http://127.0.0.1:{moto_port}",
             f"http://127.0.0.1:{proxy_port}",
             f"http://127.0.0.1:{control_port}",
         )
-        _wait_up(f"{store.direct}/moto-api/", procs[0])
-        _wait_up(f"{store.control}/log?since=0", procs[1])
+        wait_answering(f"{store.direct}/moto-api/", procs[0], START_TIMEOUT_S)
+        wait_answering(f"{store.control}/log?since=0", procs[1], START_TIMEOUT_S)
         yield store
     finally:
         for proc in reversed(procs):
             stop_server(proc)
-
-
-def _start(args: list[str]) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        args,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-
-
-def _wait_up(url: str, proc: subprocess.Popen[bytes]) -> None:
-    """Wait until ``url`` answers (bounded); a process that exits first is an error."""
-    deadline = time.monotonic() + START_TIMEOUT_S
-    with httpx.Client(trust_env=False, timeout=5) as client:
-        while True:
-            with contextlib.suppress(httpx.TransportError):
-                client.get(url)
-                return
-            if proc.poll() is not None:
-                raise RuntimeError(f"{proc.args!r} exited ({proc.returncode})")
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"{url} did not answer within {START_TIMEOUT_S:.0f} s")
-            time.sleep(0.1)
 
 
 def upload(store: Store, root: Path, url: str) -> tuple[int, int]:

@@ -1,5 +1,5 @@
-"""The comparing-runs workloads of issue 30, shared by ``bench_board.py`` (table (e)) and the
-stand-alone ``bench_tag_groups.py``: the scalars page of a run of 12,345 tags in Chromium
+"""The comparing-runs workloads of issue 30, shared by ``bench_board`` (tables (e), (f)) and
+the stand-alone ``bench_tag_groups``: the scalars page of a run of 12,345 tags in Chromium
 (sumlens and TensorBoard) and the groups request over 100 runs.
 
 The runs are ``scale_workloads`` directories (TensorBoard's format, written by
@@ -13,15 +13,16 @@ import contextlib
 import os
 import shutil
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
-import scale_workloads
-from _harness import free_port, serve_args, server_until
 from playwright.sync_api import Browser
+
+from benchmarks import scale_workloads
+from benchmarks.harness.clock import timed
+from benchmarks.harness.http import connect
+from benchmarks.harness.servers import free_port, serve_args, server_until
 
 PAGE = scale_workloads.Workload("page", runs=1, tags=12_345, steps=1_000, poll_s=0.25)
 """One run of 12,345 scalar tags x 1,000 steps (12.3M points) in 100 prefixes."""
@@ -162,12 +163,11 @@ def group_latencies(url: str, requests: int) -> tuple[list[float], dict[str, Any
     shape (groups, members, points) to check that it is the workload asked for."""
     seconds = []
     shape: dict[str, Any] = {}
-    with httpx.Client(base_url=url, trust_env=False, timeout=120) as client:
+    with connect(url) as http:
         for i in range(requests):
             params = group_params(0.5 + 0.4 * i / max(requests, 1))
-            started = time.perf_counter()
-            response = client.get("/api/v1/scalars/groups", params=params)
-            seconds.append(time.perf_counter() - started)
+            took, response = timed(lambda p=params: http.get("/api/v1/scalars/groups", params=p))
+            seconds.append(took)
             response.raise_for_status()
             if not shape:
                 body = response.json()

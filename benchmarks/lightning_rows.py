@@ -1,4 +1,4 @@
-"""The Lightning rows of ``bench_collector.py``: the same MLP and data as its other rows,
+"""The Lightning rows of ``bench_collector``: the same MLP and data as its other rows,
 trained by ``lightning.Trainer`` with each logger.
 
 * ``lightning_none``: no logger (the baseline of the group; ``self.log`` is still called, so
@@ -11,27 +11,34 @@ trained by ``lightning.Trainer`` with each logger.
 Each logging row logs the loss every step (``log_every_n_steps=1``) and the first
 parameters' histograms every ``HISTOGRAM_EVERY`` steps through ``logger.experiment``
 (a callback that works with either logger), the workload of the other rows. The step
-timer and turn-taking are ``bench_collector.py``'s (a ``timer`` with ``start``, ``mark``,
-``flush``, ``step_done`` and ``total``).
+timer and turn-taking are the harness's (:class:`benchmarks.harness.turns.StepTimer`).
 """
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
 import torch
 from torch import nn
 
+from benchmarks.harness.clock import now
+from benchmarks.harness.turns import StepTimer
+
 LOGGERS = ("none", "tb", "sumlens", "sumlens_cb")
 
 
 def lightning_run(
-    net: nn.Module, data: Any, timer: Any, logdir: Path, logger_kind: str, every: int, params: int
+    net: nn.Module,
+    data: Any,
+    timer: StepTimer,
+    logdir: Path,
+    logger_kind: str,
+    every: int,
+    params: int,
 ) -> Any:
     """Train ``net`` on ``data`` for ``timer.total`` steps with ``logger_kind``; the run's
-    times as ``bench_collector.RunTimes`` fields (setup, steps, close)."""
+    times as ``bench_collector``'s ``RunTimes`` fields (setup, steps, close)."""
     import lightning as L
     from lightning.pytorch.loggers import TensorBoardLogger
 
@@ -64,7 +71,7 @@ def lightning_run(
             timer.step_done()
 
     timer.start()
-    t0 = time.perf_counter()
+    t0 = now()
     logger: Any = False
     callbacks: list[Any] = []
     if logger_kind == "tb":
@@ -87,10 +94,10 @@ def lightning_run(
         accelerator="cpu",
         devices=1,
     )
-    setup = time.perf_counter() - t0
-    timer.mark = time.perf_counter()
+    setup = now() - t0
+    timer.mark = now()
     trainer.fit(Module(), train_dataloaders=data)
-    t_last = time.perf_counter()
+    t_last = now()
     if logger:
         logger.finalize("success")
-    return setup, timer.steps, time.perf_counter() - t_last
+    return setup, timer.steps, now() - t_last

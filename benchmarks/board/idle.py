@@ -6,7 +6,7 @@ server on it as a fresh process, waits until its first pass is over (the run lis
 longer says ``loading``) and one more reload interval, then reads the process's CPU time
 (``utime + stime`` of ``/proc/<pid>/stat``, its threads included) before and after a
 window of about 30 s: the share of one core the polling costs while the tree stays the
-same. ``bench_board.py`` runs it in interleaved rounds (a worktree of another commit is
+same. ``bench_board``'s table (d) runs it in rounds (a worktree of another commit is
 measured by giving its ``src`` as ``pythonpath``).
 """
 
@@ -19,7 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
-from _harness import free_port, serve_args, server_until
+
+from benchmarks.harness.clock import now
+from benchmarks.harness.machine import cpu_seconds
+from benchmarks.harness.servers import free_port, serve_args, server_until
 
 CACHE = Path("~/.cache/sumlens/bench/idle").expanduser()
 EMPTY_DIRS = 20_000
@@ -62,15 +65,6 @@ def empty_tree(count: int = EMPTY_DIRS) -> Path:
     return root
 
 
-def cpu_seconds(pid: int) -> float:
-    """User plus system CPU time of process ``pid`` so far (all its threads)."""
-    with open(f"/proc/{pid}/stat") as handle:
-        fields = handle.read().rsplit(")", 1)[1].split()
-    # after the command name: state is field 3, utime 14 and stime 15 (1-based)
-    utime, stime = int(fields[11]), int(fields[12])
-    return (utime + stime) / os.sysconf("SC_CLK_TCK")
-
-
 def _loading(client: httpx.Client) -> bool:
     """Whether the server is still in its first pass (or not answering yet)."""
     try:
@@ -107,7 +101,7 @@ def idle_cpu_share(
         ) as (proc, first_pass_s),
     ):
         time.sleep(reload_interval_s)  # past the first pass's tail (its state saved)
-        cpu_before, wall_before = cpu_seconds(proc.pid), time.perf_counter()
+        cpu_before, wall_before = cpu_seconds(proc.pid), now()
         time.sleep(window_s)
-        cpu_after, wall_after = cpu_seconds(proc.pid), time.perf_counter()
+        cpu_after, wall_after = cpu_seconds(proc.pid), now()
     return IdleResult(cpu_after - cpu_before, wall_after - wall_before, first_pass_s)

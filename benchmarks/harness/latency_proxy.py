@@ -1,6 +1,6 @@
 """A TCP proxy on 127.0.0.1 that gives every HTTP request a fixed latency and logs it.
 
-``bench_remote.py`` puts it between moto's S3 server and both contenders, so that each
+``benchmarks.bench_remote`` puts it between moto's S3 server and both contenders, so that each
 request costs what one costs a same-region object store (moto answers on the loopback in
 well under a millisecond). The delay is per request, not per connection: on a kept-alive
 connection, bytes from the client that arrive after the server has started answering are a
@@ -10,8 +10,9 @@ its method and target (from the request line), the bytes each way and whether it
 its connection. The log is served as JSON on a second port: ``GET /log?since=N`` returns
 the records from the N-th on.
 
-Run as a script: ``python benchmarks/_remote_proxy.py --port P --upstream U --control C
---latency-ms 20``; it serves until it is terminated.
+Run from the repository root as ``python -m benchmarks.harness.latency_proxy --port P
+--upstream U --control C --latency-ms 20`` (``benchmarks.remote.store`` starts it); it
+serves until it is terminated.
 """
 
 from __future__ import annotations
@@ -20,9 +21,10 @@ import argparse
 import asyncio
 import contextlib
 import json
-import time
 from dataclasses import dataclass
 from urllib.parse import parse_qs, urlsplit
+
+from benchmarks.harness.clock import shared_now
 
 HOST = "127.0.0.1"
 CHUNK = 256 * 1024
@@ -31,7 +33,7 @@ CHUNK = 256 * 1024
 
 @dataclass
 class Record:
-    """One request as the proxy saw it (times are ``time.monotonic()``, machine-wide)."""
+    """One request as the proxy saw it (times are :func:`shared_now`, machine-wide)."""
 
     start: float
     method: str
@@ -125,7 +127,7 @@ class Proxy:
                 await writer.drain()
                 if current is not None:
                     current.received += len(data)
-                    current.end = time.monotonic()
+                    current.end = shared_now()
 
     async def control(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         """Answer ``GET /log?since=N`` with the records from the N-th on."""
@@ -150,7 +152,7 @@ def _record(data: bytes, new_connection: bool) -> Record:
     """A record for the request whose first bytes are ``data``."""
     line = data.split(b"\r\n", 1)[0].decode("latin-1").split(" ")
     method, target = (line[0], line[1]) if len(line) >= 2 else ("?", "")
-    return Record(time.monotonic(), method, target[:300], new_connection)
+    return Record(shared_now(), method, target[:300], new_connection)
 
 
 async def serve(port: int, upstream: int, control: int, latency_s: float) -> None:

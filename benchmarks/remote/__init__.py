@@ -1,0 +1,2 @@
+"""``bench_remote``'s object store (moto behind the latency proxy) and its probes of a
+server over the bucket."""
