@@ -13,7 +13,7 @@ MI_VENV    := $(HOME)/.cache/sumlens/mindinsight-venv
 MI_STAMP   := $(MI_VENV)/.sumlens-installed-mindinsight-$(MI_VERSION)
 MINDINSIGHT_BIN := $(MI_VENV)/bin/mindinsight
 
-.PHONY: demo test lint npm chromium-check proto bench bench-anchors bench-write bench-train bench-collector bench-thor \
+.PHONY: demo test lint lint-js npm chromium-check proto bench bench-anchors bench-write bench-train bench-collector bench-thor \
 	bench-landscape bench-board bench-views bench-remote bench-snapshot mindinsight clean
 
 $(STAMP): pyproject.toml Makefile
@@ -26,7 +26,8 @@ $(STAMP): pyproject.toml Makefile
 
 # The dashboard's third-party JavaScript (Graphviz as WebAssembly for the graph view), from the
 # committed package.json + package-lock.json into a git-ignored folder the server serves and
-# the wheel ships; the stamp names the lockfile, so a changed lock installs again.
+# the wheel ships (its dependencies only: --omit=dev leaves ESLint out); the stamp names the
+# lockfile, so a changed lock installs again.
 NPM_DIR   := src/sumlens/board/static/vendor
 NPM_STAMP := $(NPM_DIR)/.installed
 $(NPM_STAMP): package.json package-lock.json
@@ -35,18 +36,35 @@ $(NPM_STAMP): package.json package-lock.json
 	exit 1; }
 	mkdir -p $(NPM_DIR)
 	cp package.json package-lock.json $(NPM_DIR)/
-	npm ci --prefix $(NPM_DIR) --no-audit --no-fund --loglevel=error
+	npm ci --prefix $(NPM_DIR) --omit=dev --no-audit --no-fund --loglevel=error
 	touch $(NPM_STAMP)
 
 npm: $(NPM_STAMP)
+
+# ESLint (the lockfile's devDependencies) in a git-ignored folder of its own, never shipped;
+# eslint.config.mjs loads its plugins from there. lint-js checks the page's own JavaScript and
+# the snapshot's script (static/vendor/ is third-party) and fails on any finding.
+LINT_NPM_DIR   := .lint/npm
+LINT_NPM_STAMP := $(LINT_NPM_DIR)/.installed
+ESLINT         := $(LINT_NPM_DIR)/node_modules/.bin/eslint
+$(LINT_NPM_STAMP): package.json package-lock.json
+	@command -v npm >/dev/null || { echo "make: npm is missing; ESLint is installed with it: \
+	run 'sudo apt-get install nodejs npm' (.ci/run does it)" >&2; exit 1; }
+	mkdir -p $(LINT_NPM_DIR)
+	cp package.json package-lock.json $(LINT_NPM_DIR)/
+	npm ci --prefix $(LINT_NPM_DIR) --no-audit --no-fund --loglevel=error
+	touch $(LINT_NPM_STAMP)
+
+lint-js: $(LINT_NPM_STAMP)
+	$(ESLINT) --max-warnings=0 src/sumlens/board/static src/sumlens/board/snapshot/snapshot.js
 
 # Trains the digits CNN at two learning rates into ./demo_runs, then serves the dashboard on
 # http://127.0.0.1:8080/ until Ctrl+C (DEMO_PORT=N for another port).
 demo: $(STAMP) $(NPM_STAMP)
 	$(PY) examples/demo.py
 
-test: $(STAMP) $(NPM_STAMP) $(MI_STAMP) chromium-check
-	$(PY) -m ruff check src tests benchmarks examples
+# Every check first (ruff, ESLint, mypy: `make lint`), so CI fails when any of them does.
+test: lint $(STAMP) $(NPM_STAMP) $(MI_STAMP) chromium-check
 	MINDINSIGHT_BIN=$(MINDINSIGHT_BIN) $(PY) -m pytest
 
 # MindInsight in a venv of its own, outside the repo; the stamp names the version, so a new
@@ -66,9 +84,12 @@ chromium-check:
 	@test -x $(CHROMIUM) || { echo "make test: $(CHROMIUM) is missing; the browser tests need \
 	Debian's Chromium: run 'sudo apt-get install chromium' (.ci/run does it)" >&2; exit 1; }
 
-lint: $(STAMP)
+# ruff (style and format), ESLint over the page's JavaScript (lint-js) and mypy over src/
+# (its settings: [tool.mypy] in pyproject.toml).
+lint: $(STAMP) lint-js
 	$(PY) -m ruff check src tests benchmarks examples
 	$(PY) -m ruff format --check src tests benchmarks examples
+	$(PY) -m mypy
 
 # Regenerate the committed protobuf modules from src/sumlens/_proto/*.proto.
 # grpcio-tools 1.69 emits code for protobuf 5.29, which protobuf 5.29 to 7.x all load.
@@ -79,10 +100,10 @@ proto:
 		$(patsubst src/%,%,$(PROTO_FILES))
 
 bench: $(STAMP)
-	$(PY) benchmarks/bench_read.py
+	$(PY) -m benchmarks.bench_read
 
-# Real MindSpore for benchmarks/bench_write.py, in a venv of its own outside the repo
-# (it needs its own numpy and protobuf); bench_write.py runs it through benchmarks/_anchors/.
+# Real MindSpore for benchmarks.bench_write, in a venv of its own outside the repo
+# (it needs its own numpy and protobuf); bench_write runs it through benchmarks/_anchors/.
 BENCH_ANCHORS_VENV := $(HOME)/.cache/sumlens/bench-anchors/mindspore-venv
 
 bench-anchors:
@@ -90,44 +111,44 @@ bench-anchors:
 	$(BENCH_ANCHORS_VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(BENCH_ANCHORS_VENV)/bin/python -c "import mindspore" 2>/dev/null \
 		|| $(BENCH_ANCHORS_VENV)/bin/python -m pip install --quiet "mindspore==2.10.0"
-	$(BENCH_ANCHORS_VENV)/bin/python benchmarks/_anchors/ms_write.py --check
+	$(BENCH_ANCHORS_VENV)/bin/python -m benchmarks._anchors.ms_write --check
 
 bench-write: $(STAMP)
-	$(PY) benchmarks/bench_write.py
+	$(PY) -m benchmarks.bench_write
 
 bench-train: $(STAMP)
-	$(PY) benchmarks/bench_train_loop.py
+	$(PY) -m benchmarks.bench_train_loop
 
 bench-collector: $(STAMP)
-	$(PY) benchmarks/bench_collector.py
+	$(PY) -m benchmarks.bench_collector
 
 bench-thor: $(STAMP)
-	$(PY) benchmarks/bench_thor.py
+	$(PY) -m benchmarks.bench_thor
 
 # The dashboard against TensorBoard, its Rust data server and MindInsight (needs Chromium too).
 bench-board: $(STAMP) $(NPM_STAMP) $(MI_STAMP) chromium-check
-	$(PY) benchmarks/bench_board.py
+	$(PY) -m benchmarks.bench_board
 
 # The graph view (5,000 operators in 50 scopes; ResNet-50) and the lineage view (10,000 runs)
 # timed in Chromium.
 bench-views: $(STAMP) $(NPM_STAMP) chromium-check
-	$(PY) benchmarks/bench_graph_view.py
-	$(PY) benchmarks/bench_lineage_view.py
-	$(PY) benchmarks/bench_embedding_view.py
+	$(PY) -m benchmarks.bench_graph_view
+	$(PY) -m benchmarks.bench_lineage_view
+	$(PY) -m benchmarks.bench_embedding_view
 
 # Serving from object storage: sumlens and TensorBoard over one bucket of moto's S3 server
 # behind a proxy that delays every request by 20 ms (3 rounds, TensorBoard in one: ~25 min).
 bench-remote: $(STAMP)
-	$(PY) benchmarks/bench_remote.py
+	$(PY) -m benchmarks.bench_remote
 
 # A 50-run snapshot file: its size and its open time in Chromium (needs Chromium too).
 bench-snapshot: $(STAMP) chromium-check
-	$(PY) benchmarks/bench_snapshot.py
+	$(PY) -m benchmarks.bench_snapshot
 
-# loss-landscapes is the third method of bench_landscape.py (numpy only besides torch).
+# loss-landscapes is the third method of bench_landscape (numpy only besides torch).
 bench-landscape: $(STAMP)
 	$(PY) -m pip install --quiet "loss-landscapes==3.0.6"
-	$(PY) benchmarks/bench_landscape.py
+	$(PY) -m benchmarks.bench_landscape
 
 clean:
-	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .ruff_cache .mypy_cache .hypothesis .lint
