@@ -20,7 +20,7 @@ from sumlens.summary.items import Item, StepBatch
 from sumlens.summary.pipeline import WriterPipeline
 from sumlens.summary.record_state import RecordState
 from sumlens.summary.scalar_lane import ScalarLane
-from sumlens.summary.size_bound import SizeBound
+from sumlens.summary.size_bound import SizeBound, submit_alone
 
 Slot = tuple[str, str]
 """A value's place in a step: its plugin and its name."""
@@ -118,15 +118,8 @@ class PendingStep:
 
     def write_alone(self, batch: StepBatch) -> bool:
         """Hand over a batch apart from the pending step (``record_value``'s), checked as a
-        step is: refused whole when no file can hold it. What ``record()`` returns."""
-        if self._bound is not None:
-            oversize, least = self._bound.items(batch.step, batch.items)
-            if oversize:
-                names = (f"{o.tag}/{o.plugin}" for o in oversize)
-                return self._bound.refuse(batch.step, names, least)
-        self._intake.check_step_bytes(batch)
-        self._pipeline.submit(batch)
-        return not self._pipeline.failed
+        step is (:func:`~sumlens.summary.size_bound.submit_alone`)."""
+        return submit_alone(batch, self._pipeline, self._intake, self._bound)
 
 
 def _keep(kept: dict[Slot, Item], item: Item, source: str) -> None:

@@ -33,7 +33,7 @@ from sumlens.summary.items import Item, StepBatch
 from sumlens.summary.pipeline import WriterPipeline
 from sumlens.summary.record_state import RecordState
 from sumlens.summary.scalar_block import joined
-from sumlens.summary.size_bound import SizeBound
+from sumlens.summary.size_bound import SizeBound, submit_alone
 
 
 class ScalarLane:
@@ -115,9 +115,5 @@ class ScalarLane:
 
     def _put_alone(self, step: int, wall: float | None, item: Item) -> bool:
         """A scalar read only on the writer thread, as a batch of its own."""
-        if self._bound is not None:
-            too_large, least = self._bound.items(step, [item])
-            if too_large:
-                return self._bound.refuse(step, [f"{item.tag}/scalar"], least)
-        self._pipeline.submit(StepBatch(step, time.time() if wall is None else wall, [item]))
-        return not self._pipeline.failed
+        batch = StepBatch(step, time.time() if wall is None else wall, [item])
+        return submit_alone(batch, self._pipeline, self._intake, self._bound)

@@ -15,7 +15,9 @@ from collections.abc import Iterable
 from sumlens._log import log_once
 from sumlens.summary.eventfile import RecordTooLargeError
 from sumlens.summary.file_size import header_bytes
-from sumlens.summary.items import Item
+from sumlens.summary.intake import Intake
+from sumlens.summary.items import Item, StepBatch
+from sumlens.summary.pipeline import WriterPipeline
 from sumlens.summary.step_size import oversized, oversized_scalars
 
 
@@ -72,3 +74,18 @@ def size_bound(
     if max_file_size is None:
         return None
     return SizeBound(max_file_size, file_format, raise_exception)
+
+
+def submit_alone(
+    batch: StepBatch, pipeline: WriterPipeline, intake: Intake, bound: SizeBound | None
+) -> bool:
+    """Hand ``batch`` over apart from any pending step, checked as a step is: refused whole
+    when no file of ``bound`` can hold it, raised when an event would pass protobuf's limit.
+    What ``record()`` returns (``record_value``'s values, a device scalar's copy)."""
+    if bound is not None:
+        oversize, least = bound.items(batch.step, batch.items)
+        if oversize:
+            return bound.refuse(batch.step, (f"{o.tag}/{o.plugin}" for o in oversize), least)
+    intake.check_step_bytes(batch)
+    pipeline.submit(batch)
+    return not pipeline.failed
