@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from helpers.postgres import Cluster
 
 GOLDEN_DIR = Path(__file__).parent / "data" / "golden"
 
@@ -44,3 +49,52 @@ def scalar_engine(request: pytest.FixtureRequest) -> str:
 def scalar_engines() -> list[str]:
     """Every ``read_scalars`` engine that exists, for tests that loop over them."""
     return ["python", "numba"] if _fastscan_available() else ["python"]
+
+
+STATE_BACKENDS = ["sqlite", "postgresql"]
+"""The shared state's databases every state test runs with (``tests/helpers/postgres.py``
+starts a throwaway PostgreSQL cluster for the second)."""
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster() -> Iterator[Cluster]:
+    """A throwaway PostgreSQL cluster on 127.0.0.1 for the test session (started at the
+    first test that asks; fails naming ``apt-get install postgresql`` when missing)."""
+    from helpers.postgres import postgres_cluster as started
+
+    with started() as cluster:
+        yield cluster
+
+
+@pytest.fixture(scope="session")
+def postgres_url(postgres_cluster: Cluster) -> str:
+    """The ``postgresql://`` URL of a fresh database, one for the session."""
+    return postgres_cluster.database()
+
+
+@pytest.fixture
+def postgres_database(postgres_cluster: Cluster) -> str:
+    """The ``postgresql://`` URL of a fresh database, one per test."""
+    return postgres_cluster.database()
+
+
+@pytest.fixture(params=STATE_BACKENDS)
+def state_backend(request: pytest.FixtureRequest) -> str:
+    """Each database the shared state runs on."""
+    return request.param
+
+
+@pytest.fixture
+def new_state_url(state_backend: str, request: pytest.FixtureRequest) -> Callable[[], str | None]:
+    """Gives the ``state`` setting of a fresh state on ``state_backend`` at each call: None
+    (SQLite, fresh in a fresh workspace) or a new PostgreSQL database's URL."""
+    if state_backend == "sqlite":
+        return lambda: None
+    cluster: Cluster = request.getfixturevalue("postgres_cluster")
+    return cluster.database
+
+
+@pytest.fixture
+def state_url(new_state_url: Callable[[], str | None]) -> str | None:
+    """The ``state`` setting of a fresh state on ``state_backend`` (SQLite: None)."""
+    return new_state_url()

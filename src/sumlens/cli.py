@@ -17,17 +17,17 @@ import contextlib
 import os
 import shlex
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sumlens._version import __version__
 
 if TYPE_CHECKING:
-    from sumlens.board.data.annotations import Annotation
     from sumlens.board.data.loader import Loader
     from sumlens.board.settings import BoardSettings
     from sumlens.board.snapshot.content import Grouping
+    from sumlens.board.state.annotation_checks import Annotation
     from sumlens.io.spool import UploadTarget
     from sumlens.io.storage import Storage
 
@@ -116,13 +116,14 @@ def _board_options(parser: argparse.ArgumentParser, *, serve: bool = False) -> N
     from sumlens.board.settings import SETTINGS_ON_STDIN
     from sumlens.board.settings import BoardSettings as Defaults  # light: no web framework
 
-    base = parser.add_mutually_exclusive_group(required=not serve)
+    base = parser.add_mutually_exclusive_group()
     base.add_argument(
         "--summary-base-dir",
         dest="base_dir",
         metavar="DIR",
         help="the folder whose runs (directories of event files, at any depth) are shown; "
-        "or a URL: s3://bucket/path, gs://..., az://... (pip install 'sumlens[s3]')",
+        "or a URL: s3://bucket/path, gs://..., az://... (pip install 'sumlens[s3]'); "
+        "required, here or as $SUMLENS_LOGDIR",
     )
     base.add_argument(
         "--logdir", dest="base_dir", metavar="DIR", help="the same, as TensorBoard names it"
@@ -165,9 +166,130 @@ def _board_options(parser: argparse.ArgumentParser, *, serve: bool = False) -> N
         metavar="H1,H2",
         help="Host header names accepted besides the bound address and localhost",
     )
+    parser.add_argument(
+        "--frame-ancestors",
+        metavar="O1,O2",
+        help="origins besides the dashboard's own whose pages may show it in a frame, e.g. "
+        "http://localhost:* for a notebook on another port (default: none; also "
+        "$SUMLENS_FRAME_ANCESTORS)",
+    )
     _storage_option_flag(parser)
+    _team_options(parser)
     if serve:
         parser.add_argument(SETTINGS_ON_STDIN, action="store_true", help=argparse.SUPPRESS)
+
+
+def _team_options(parser: argparse.ArgumentParser) -> None:
+    """The options of a dashboard a team shares: who may see and write, the shared state."""
+    from sumlens.board.settings import AUTH_MODES
+    from sumlens.board.settings import BoardSettings as Defaults
+
+    team = parser.add_argument_group(
+        "serving a team",
+        "each option may also be given as the environment variable SUMLENS_<NAME> "
+        "(SUMLENS_AUTH, SUMLENS_TOKEN_FILE, ...; the option wins)",
+    )
+    team.add_argument(
+        "--auth",
+        metavar="MODE",
+        help=f"who may use the dashboard: {', '.join(AUTH_MODES)} (default {Defaults.auth}: "
+        "anyone who reaches it; a non-local --host then allows reading only)",
+    )
+    team.add_argument(
+        "--token-file",
+        metavar="FILE",
+        help="--auth token: lines of name:token (never give a token on the command line)",
+    )
+    team.add_argument(
+        "--roles-file",
+        metavar="FILE",
+        help="TOML mapping [tokens], [users] and [groups] to viewer, editor or admin "
+        '(default = "editor" for anyone not listed)',
+    )
+    team.add_argument(
+        "--trusted-proxies",
+        metavar="A,B",
+        help="--auth proxy: addresses or CIDR networks whose user headers are believed",
+    )
+    for what in ("user", "email", "groups"):
+        default = getattr(Defaults, f"proxy_{what}_header")
+        team.add_argument(
+            f"--proxy-{what}-header",
+            metavar="NAME",
+            help=f"--auth proxy: the header naming the {what} (default {default})",
+        )
+    team.add_argument(
+        "--read-only",
+        action="store_const",
+        const=True,
+        help="refuse every write (notes, colours, views, run states) for everyone",
+    )
+    team.add_argument(
+        "--allow-anonymous-writes",
+        action="store_const",
+        const=True,
+        help="--auth none on a non-local --host: let anyone write (default: read only)",
+    )
+    team.add_argument(
+        "--state",
+        metavar="URL",
+        help="keep notes, views and the audit log in PostgreSQL (postgresql://user:pw@host/db; "
+        "default: SQLite in the workspace); replicas sharing one database share them",
+    )
+    team.add_argument(
+        "--trash-retention-days",
+        metavar="DAYS",
+        help=f"days a deleted run stays restorable (default {Defaults.trash_retention_days:g})",
+    )
+    team.add_argument(
+        "--replica-name",
+        dest="replica",
+        metavar="NAME",
+        help="this replica's name in the audit log (default host:port)",
+    )
+
+
+ENVIRONMENT_NAMES = {"base_dir": "SUMLENS_LOGDIR", "replica": "SUMLENS_REPLICA_NAME"}
+"""Environment variables whose names are not ``SUMLENS_<FIELD>``."""
+NOT_FROM_ENVIRONMENT = frozenset({"watch"})
+ENVIRONMENT_FLAGS = frozenset({"read_only", "allow_anonymous_writes"})
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off", "")
+
+
+def environment_name(field: str) -> str:
+    """The environment variable of setting ``field`` (``auth`` -> ``SUMLENS_AUTH``)."""
+    if field == "storage_options":
+        return "SUMLENS_STORAGE_OPTION"
+    return ENVIRONMENT_NAMES.get(field, f"SUMLENS_{field.upper()}")
+
+
+def _from_environment(
+    given: dict[str, Any], environ: Mapping[str, str]
+) -> tuple[dict[str, Any], list[str]]:
+    """``given`` with each setting no option gave taken from its environment variable;
+    and the names of the variables used."""
+    from sumlens.board.settings import BoardSettingsError
+
+    merged = dict(given)
+    used = []
+    for field, value in given.items():
+        name = environment_name(field)
+        if value is not None or field in NOT_FROM_ENVIRONMENT or name not in environ:
+            continue
+        text = environ[name]
+        used.append(name)
+        if field in ENVIRONMENT_FLAGS:
+            if text.strip().lower() not in (*_TRUE, *_FALSE):
+                raise BoardSettingsError(
+                    f"{name}={text!r} is not allowed: use 1, true or yes (or 0, false, no)"
+                )
+            merged[field] = text.strip().lower() in _TRUE or None
+        elif field == "storage_options":
+            merged[field] = [item for item in text.split(",") if item.strip()]
+        else:
+            merged[field] = text
+    return merged, used
 
 
 def _settings_given(args: argparse.Namespace) -> dict[str, Any]:
@@ -182,14 +304,24 @@ def _settings_given(args: argparse.Namespace) -> dict[str, Any]:
 
 def _board_settings(args: argparse.Namespace) -> BoardSettings:
     """Checked settings from the options given (BoardSettings.create raises on bad values)."""
-    from sumlens.board.settings import BoardSettings
+    from sumlens.board.settings import BoardSettings, BoardSettingsError
 
-    given = _settings_given(args)
+    given, used = _from_environment(_settings_given(args), os.environ)
+    if given["base_dir"] is None:
+        raise BoardSettingsError(
+            "--summary-base-dir (or --logdir, or $SUMLENS_LOGDIR) is required: the folder "
+            "or URL whose runs are shown"
+        )
     if given["port"] is not None:
         given["port"] = _integer(given["port"])
-    if given["storage_options"] is not None:
-        given["storage_options"] = _storage_options(given["storage_options"])
-    return BoardSettings.create(**given)
+    try:
+        if given["storage_options"] is not None:
+            given["storage_options"] = _storage_options(given["storage_options"])
+        return BoardSettings.create(**given)
+    except BoardSettingsError as err:
+        if not used:
+            raise
+        raise BoardSettingsError(f"{err} (from the environment: {', '.join(used)})") from None
 
 
 def _storage_options(items: list[str]) -> dict[str, Any]:
@@ -289,8 +421,6 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from sumlens.board.server import daemon
     from sumlens.board.settings import BoardSettingsError
 
-    if not args.settings_on_stdin and args.base_dir is None:
-        parser.error("one of the arguments --summary-base-dir --logdir is required")
     try:
         if args.settings_on_stdin:
             settings = _handed_settings(args, parser)
@@ -346,9 +476,9 @@ def _read_base(
     """The base directory of ``export`` and ``snapshot`` read once, through the workspace's
     column cache (a second command reads only what was added since), the runs' annotations
     and the colours chosen for groups."""
-    from sumlens.board.data.annotations import workspace_store
     from sumlens.board.data.loader import Loader
     from sumlens.board.settings import BoardSettings
+    from sumlens.board.state import open_state
 
     settings = BoardSettings.create(
         base_dir=args.base_dir,
@@ -360,8 +490,9 @@ def _read_base(
     )
     try:
         loader.poll()
-        store = workspace_store(settings.workspace, loader.location)
-        yield loader, store.all(), store.group_colours()
+        with open_state(settings.workspace, loader.location, settings.state) as shared:
+            store = shared.annotations
+            yield loader, store.all(), store.group_colours()
     finally:
         loader.stop()
 

@@ -1,16 +1,16 @@
-"""Annotations have bounds (``board/data/annotations.py``, ``board/api/annotations.py``).
+"""Annotations have bounds (``board/state/annotations.py``, ``board/api/annotations.py``).
 
 Three 100,000-run imports made a 115 MB store, +300 MB of server memory and a 100 MB
 ``GET /annotations``. Over the real app and a real workspace file: an import holds at most
 ``MAX_IMPORT_RUNS`` runs and may not take the file past ``MAX_ANNOTATIONS`` runs or
 ``MAX_ANNOTATION_CHARS`` characters (413 naming the limit, nothing stored), a user's own
 edit of a served run is still taken at the bound, and the export comes a page at a time
-(``limit``, ``after`` and ``next``), each page importable as it is.
+(``limit``, ``after`` and ``next``), each page importable as it is. On each database of
+the shared state (SQLite in the workspace, PostgreSQL).
 """
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,20 +20,22 @@ from helpers.board import route_client
 from helpers.memory_surface import MemorySurface
 from starlette.testclient import TestClient
 
-from sumlens.board.data import annotations
-from sumlens.board.data.annotations import FILE_NAME
 from sumlens.board.settings import BoardSettings
+from sumlens.board.state import FILE_NAME, annotation_checks, annotations
 
 BASE = "/runs/base"
 SERVED = ("./a", "./b")
 MAX_IMPORT_RUNS, MAX_ANNOTATIONS, MAX_PAGE = 10_000, 20_000, 1_000
-"""The bounds the README states (``annotations.MAX_IMPORT_RUNS`` ...)."""
+"""The bounds the README states (``annotation_checks.MAX_IMPORT_RUNS`` ...)."""
+STATE_BACKENDS = ["sqlite", "postgresql"]
 
 
 def test_the_bounds_are_the_stated_ones() -> None:
-    stated = (MAX_IMPORT_RUNS, MAX_ANNOTATIONS, MAX_PAGE, 20_000_000)
-    names = ("MAX_IMPORT_RUNS", "MAX_ANNOTATIONS", "MAX_PAGE", "MAX_ANNOTATION_CHARS")
-    assert tuple(getattr(annotations, name, None) for name in names) == stated
+    checked = (annotation_checks.MAX_IMPORT_RUNS, annotation_checks.MAX_PAGE)
+    assert checked == (MAX_IMPORT_RUNS, MAX_PAGE)
+    names = ("MAX_ANNOTATIONS", "MAX_ANNOTATION_CHARS")
+    stored = tuple(getattr(annotations, name, None) for name in names)
+    assert stored == (MAX_ANNOTATIONS, 20_000_000)
 
 
 def _surface() -> MemorySurface:
@@ -43,8 +45,9 @@ def _surface() -> MemorySurface:
     return surface
 
 
-def _client(workspace: Path) -> TestClient:
-    return route_client(_surface(), BoardSettings(base_dir=Path(BASE), workspace=workspace))
+def _client(workspace: Path, state: str | None) -> TestClient:
+    settings = BoardSettings(base_dir=Path(BASE), workspace=workspace, state=state)
+    return route_client(_surface(), settings)
 
 
 def _import(prefix: str, count: int, note: str = "") -> dict[str, Any]:
@@ -54,25 +57,31 @@ def _import(prefix: str, count: int, note: str = "") -> dict[str, Any]:
     return {"base_dir": "/theirs", "annotations": given}
 
 
-def _stored(workspace: Path) -> int:
-    with sqlite3.connect(workspace / FILE_NAME) as db:
-        return db.execute("SELECT COUNT(*) FROM run_annotations").fetchone()[0]
+def _stored(client: TestClient) -> int:
+    """Annotated runs the client's state holds (every import here is of its base directory)."""
+    return client.app.state.shared.annotations.count()
 
 
-@pytest.fixture(scope="module")
-def full(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[TestClient, Path]]:
-    """A workspace filled to ``MAX_ANNOTATIONS`` by imports of ``MAX_IMPORT_RUNS`` runs."""
+@pytest.fixture(scope="module", params=STATE_BACKENDS)
+def full(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[TestClient]:
+    """A state filled to ``MAX_ANNOTATIONS`` by imports of ``MAX_IMPORT_RUNS`` runs, on each
+    database."""
     workspace = tmp_path_factory.mktemp("full")
-    with _client(workspace) as client:
+    state = None if request.param == "sqlite" else request.getfixturevalue("postgres_cluster")
+    with _client(workspace, state and state.database()) as client:
         for part in range(MAX_ANNOTATIONS // MAX_IMPORT_RUNS):
             answer = client.post("/api/v1/annotations", json=_import(f"p{part}_", MAX_IMPORT_RUNS))
             assert answer.status_code == 200, answer.text
             assert answer.json()["added"] == MAX_IMPORT_RUNS
-        yield client, workspace
+        yield client
 
 
-def test_an_import_of_too_many_runs_is_a_413_naming_the_limit(tmp_path: Path) -> None:
-    with _client(tmp_path) as client:
+def test_an_import_of_too_many_runs_is_a_413_naming_the_limit(
+    tmp_path: Path, state_url: str | None
+) -> None:
+    with _client(tmp_path, state_url) as client:
         answer = client.post("/api/v1/annotations", json=_import("r", MAX_IMPORT_RUNS + 1))
         assert answer.status_code == 413
         detail = answer.json()["detail"]
@@ -81,8 +90,8 @@ def test_an_import_of_too_many_runs_is_a_413_naming_the_limit(tmp_path: Path) ->
     assert not (tmp_path / FILE_NAME).exists()  # nothing stored
 
 
-def test_an_import_past_the_workspaces_bound_stores_nothing(full: tuple[TestClient, Path]) -> None:
-    client, workspace = full
+def test_an_import_past_the_workspaces_bound_stores_nothing(full: TestClient) -> None:
+    client = full
     body = _import("more", 1)
     body["annotations"]["./p0_00000"] = {"tags": ["u"], "note": "", "colour": None}
     answer = client.post("/api/v1/annotations", json=body)
@@ -90,7 +99,7 @@ def test_an_import_past_the_workspaces_bound_stores_nothing(full: tuple[TestClie
     detail = answer.json()["detail"]
     assert f"at most {MAX_ANNOTATIONS:,} (MAX_ANNOTATIONS)" in detail
     assert "nothing was imported" in detail
-    assert _stored(workspace) == MAX_ANNOTATIONS
+    assert _stored(client) == MAX_ANNOTATIONS
     page = client.get("/api/v1/annotations", params={"limit": 1}).json()
     assert page["annotations"]["./p0_00000"]["tags"] == ["t"]  # not updated either
 
@@ -100,15 +109,15 @@ def test_an_import_past_the_workspaces_bound_stores_nothing(full: tuple[TestClie
     # and the user's own edit of a served run is taken at the bound
     edit = {"tags": ["mine"], "note": "", "colour": None}
     assert client.put("/api/v1/annotation", params={"run": "./a"}, json=edit).status_code == 200
-    assert _stored(workspace) == MAX_ANNOTATIONS + 1
+    assert _stored(client) == MAX_ANNOTATIONS + 1
 
 
 def test_an_import_past_the_characters_bound_stores_nothing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, state_url: str | None
 ) -> None:
     # ~5 notes of 10,000 (not raising: the bound's absence fails below, on the answer)
     monkeypatch.setattr(annotations, "MAX_ANNOTATION_CHARS", 50_000, raising=False)
-    with _client(tmp_path) as client:
+    with _client(tmp_path, state_url) as client:
         first = client.post("/api/v1/annotations", json=_import("n", 4, note="x" * 10_000))
         assert first.status_code == 200, first.text
         answer = client.post("/api/v1/annotations", json=_import("m", 2, note="y" * 10_000))
@@ -117,8 +126,8 @@ def test_an_import_past_the_characters_bound_stores_nothing(
         assert client.get("/api/v1/annotations").json()["total"] == 4
 
 
-def test_the_export_comes_a_page_at_a_time(full: tuple[TestClient, Path]) -> None:
-    client, _ = full
+def test_the_export_comes_a_page_at_a_time(full: TestClient) -> None:
+    client = full
     whole: dict[str, Any] = {}
     after, pages = None, 0
     while True:
@@ -149,25 +158,27 @@ def test_the_export_comes_a_page_at_a_time(full: tuple[TestClient, Path]) -> Non
         assert refused.status_code == 422 and "limit" in refused.text
 
 
-def test_a_page_imports_as_it_is(full: tuple[TestClient, Path], tmp_path: Path) -> None:
-    client, _ = full
+def test_a_page_imports_as_it_is(full: TestClient, tmp_path: Path) -> None:
+    client = full
     page = client.get("/api/v1/annotations", params={"limit": 5}).json()
     assert page["next"] is not None
-    with _client(tmp_path) as theirs:
+    with _client(tmp_path, None) as theirs:  # a teammate's own workspace
         answer = theirs.post("/api/v1/annotations", json=page)
         assert answer.status_code == 200, answer.text
         assert answer.json()["added"] == 5
         assert theirs.get("/api/v1/annotations").json()["annotations"] == page["annotations"]
 
 
-def test_group_colours_are_bounded_and_sent_with_the_first_page(tmp_path: Path) -> None:
+def test_group_colours_are_bounded_and_sent_with_the_first_page(
+    tmp_path: Path, state_url: str | None
+) -> None:
     """Group colours count too: imports past ``MAX_GROUP_COLOURS`` of a base directory are
     refused (413 naming it, nothing stored), as is one more colour picked by hand; a page
     after the first carries none of them (an export's pages do not repeat them all)."""
-    bound = annotations.MAX_GROUP_COLOURS
+    bound = annotation_checks.MAX_GROUP_COLOURS
     half = {f"g{i}": "#123456" for i in range(bound // 2)}
     other = {f"h{i}": "#654321" for i in range(bound // 2 + 1)}
-    with _client(tmp_path) as client:
+    with _client(tmp_path, state_url) as client:
         body = {"base_dir": BASE, "annotations": {}, "group_colours": half}
         assert client.post("/api/v1/annotations", json=body).status_code == 200
         body["group_colours"] = other

@@ -1,12 +1,13 @@
 """A run's tags and notes follow the run, not its name under the base directory
-(``board/data/annotations.py``).
+(``board/state/annotations.py``).
 
 They were keyed by (base directory, run id), so serving the same runs from a parent or a
 child directory with the same workspace showed none. Real runs, the real loader and app,
 one workspace: tags set with the parent served show with the child served and the other
 way round, and with the run's own directory served; a sibling directory sees none; a
 workspace file of the first layout (keyed by base directory and run id) is moved to
-locations, two names of one run joined.
+locations, two names of one run joined. The tests of locations run on each database of
+the shared state; those of first-layout files on SQLite, the only one such files were.
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ import pytest
 from helpers.board import route_client, wait_until, write_run
 from starlette.testclient import TestClient
 
-from sumlens.board.data.annotations import FILE_NAME
 from sumlens.board.settings import BoardSettings
+from sumlens.board.state import FILE_NAME
+from sumlens.board.state.locations import run_location
 
 MINE = {"tags": ["baseline"], "note": "set from the parent", "colour": "#123456"}
 THEIRS = {"tags": ["child"], "note": "set from the child", "colour": None}
@@ -39,9 +41,9 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @contextmanager
-def _served(base: Path, workspace: Path) -> Iterator[TestClient]:
-    """The real app over ``base`` with ``workspace``, once its runs are listed."""
-    settings = BoardSettings.create(base, workspace=workspace, watch=False)
+def _served(base: Path, workspace: Path, state: str | None = None) -> Iterator[TestClient]:
+    """The real app over ``base`` with ``workspace`` and ``state``, once its runs are listed."""
+    settings = BoardSettings.create(base, workspace=workspace, watch=False, state=state)
     with route_client(settings=settings) as client:
         wait_until(lambda: not client.get("/api/v1/runs").json()["loading"])
         yield client
@@ -57,20 +59,22 @@ def _put(client: TestClient, run: str, body: dict[str, Any]) -> None:
     assert answer.status_code == 200, answer.text
 
 
-def test_tags_set_from_the_parent_show_from_the_child_and_back(logs: Path, tmp_path: Path) -> None:
+def test_tags_set_from_the_parent_show_from_the_child_and_back(
+    logs: Path, tmp_path: Path, state_url: str | None
+) -> None:
     workspace = tmp_path / "ws"
-    with _served(logs, workspace) as parent:
+    with _served(logs, workspace, state_url) as parent:
         _put(parent, "./exp/r1", MINE)
-    with _served(logs / "exp", workspace) as child:
+    with _served(logs / "exp", workspace, state_url) as child:
         assert _annotations(child) == {"./r1": MINE}
         _put(child, "./r2", THEIRS)
         exported = child.get("/api/v1/annotations").json()
         assert set(exported["annotations"]) == {"./r1", "./r2"}
-    with _served(logs, workspace) as parent:
+    with _served(logs, workspace, state_url) as parent:
         assert _annotations(parent) == {"./exp/r1": MINE, "./exp/r2": THEIRS}
-    with _served(logs / "exp" / "r1", workspace) as itself:
+    with _served(logs / "exp" / "r1", workspace, state_url) as itself:
         assert _annotations(itself) == {"./": MINE}
-    with _served(logs / "other", workspace) as sibling:
+    with _served(logs / "other", workspace, state_url) as sibling:
         assert _annotations(sibling) == {}
         assert sibling.get("/api/v1/annotations").json()["annotations"] == {}
 
@@ -139,8 +143,6 @@ def test_a_store_keyed_by_name_is_moved_to_locations(logs: Path, tmp_path: Path)
     ],
 )
 def test_a_runs_location_is_its_directory_or_url(base: str, run: str, location: str) -> None:
-    from sumlens.board.data.annotations import run_location
-
     assert run_location(base, run) == location
 
 
@@ -166,10 +168,12 @@ def test_a_joined_annotation_stays_within_a_runs_bounds(
 
 
 @pytest.mark.parametrize("run", ["r1", "./r1/", "././r1", "./a/../r1", "./a//r1", "", "."])
-def test_an_import_names_runs_as_the_run_list_does(logs: Path, tmp_path: Path, run: str) -> None:
+def test_an_import_names_runs_as_the_run_list_does(
+    logs: Path, tmp_path: Path, run: str, state_url: str | None
+) -> None:
     """Another spelling of a run's id would fall on the run's location and replace what
     is stored there instead of joining it: it is refused, naming it."""
-    with _served(logs / "exp", tmp_path / "ws") as child:
+    with _served(logs / "exp", tmp_path / "ws", state_url) as child:
         _put(child, "./r1", MINE)
         body = {"base_dir": str(logs / "exp"), "annotations": {run: THEIRS}}
         answer = child.post("/api/v1/annotations", json=body)

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from helpers.board import free_port, get_json, wait_until, write_run
 
-from sumlens.board.server.guards import MAX_BODY_BYTES
+from sumlens.board.request_reading import MAX_BODY_BYTES
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc")
 

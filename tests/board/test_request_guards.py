@@ -7,7 +7,9 @@ pattern the engine cannot take, or one past the bounds on what a pattern may cos
 linear, but nested capture groups cost minutes and gigabytes), is refused with a 400
 naming the parameter and the bound, before anything is matched. A request another
 origin's page started (``Sec-Fetch-Site: cross-site`` or ``same-site``) is refused before
-its parameters are even read.
+its parameters are even read. Every answer says who may frame it: by default the
+dashboard's own origin alone; with ``frame_ancestors``, the origins listed too, whose
+frames' navigations to the page (and to nothing else) pass the guard.
 """
 
 from __future__ import annotations
@@ -48,17 +50,40 @@ def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield served
 
 
-def _get(
+FRAME_ANCESTORS = ("http://localhost:*", "https://hub.example.org")
+
+
+@pytest.fixture(scope="module")
+def framed_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A server that lets the pages of ``FRAME_ANCESTORS`` frame it."""
+    root = tmp_path_factory.mktemp("framed")
+    write_run(root / "base" / "a", range(1, 5))
+    settings = BoardSettings.create(
+        root / "base", port=free_port(), workspace=root / "ws", frame_ancestors=FRAME_ANCESTORS
+    )
+    with running_server(settings) as served:
+        yield served
+
+
+def _exchange(
     url: str, path: str, headers: dict[str, str] | None = None, method: str = "GET"
-) -> tuple[int, bytes]:
+) -> tuple[int, bytes, http.client.HTTPMessage]:
+    """Status, body and headers of one request to the server at ``url``."""
     netloc = url.split("//", 1)[1].split("/", 1)[0]
     connection = http.client.HTTPConnection(netloc, timeout=BOUND)
     try:
         connection.request(method, url.split(netloc, 1)[1] + path, headers=headers or {})
         response = connection.getresponse()
-        return response.status, response.read()
+        return response.status, response.read(), response.headers
     finally:
         connection.close()
+
+
+def _get(
+    url: str, path: str, headers: dict[str, str] | None = None, method: str = "GET"
+) -> tuple[int, bytes]:
+    status, body, _ = _exchange(url, path, headers, method)
+    return status, body
 
 
 def _json(url: str, path: str, headers: dict[str, str] | None = None) -> tuple[int, dict]:
@@ -192,9 +217,66 @@ def test_a_person_may_open_the_page_from_a_link_on_another_origin(url: str) -> N
         scripted = {**NAVIGATION, "Sec-Fetch-User": "?0"}
         status, _ = _get(url, "/", {"Sec-Fetch-Site": site, **scripted})
         assert status == 403, site
-        framed = {**NAVIGATION, "Sec-Fetch-Dest": "iframe"}
+        framed = {**NAVIGATION, "Sec-Fetch-Dest": "iframe"}  # no frame_ancestors here
         status, _ = _get(url, "/", {"Sec-Fetch-Site": site, **framed})
         assert status == 403, site
+
+
+FRAMING = {"Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "iframe"}
+"""What Chromium sends when an ``<iframe>`` loads a page."""
+
+
+@pytest.mark.parametrize(
+    ("path", "headers"),
+    [
+        ("/", {}),
+        ("/api/v1/health", {}),
+        ("/api/v1/runs", {"Sec-Fetch-Site": "cross-site"}),  # the guard's own refusal
+        ("/", {"Host": "evil.example"}),
+    ],
+)
+def test_only_the_dashboards_own_origin_may_frame_it_by_default(
+    url: str, path: str, headers: dict[str, str]
+) -> None:
+    _, _, answered = _exchange(url, path, headers)
+    assert answered["X-Frame-Options"] == "SAMEORIGIN"
+    assert answered["Content-Security-Policy"] == "frame-ancestors 'self'"
+    assert answered["X-Content-Type-Options"] == "nosniff"
+
+
+def test_the_listed_origins_may_frame_the_dashboard(framed_url: str) -> None:
+    """``X-Frame-Options`` can't name an origin: it is left out, the policy lists them."""
+    for path in ("/", "/api/v1/health", "/static/app.js"):
+        status, _, answered = _exchange(framed_url, path)
+        assert status == 200, path
+        assert answered["Content-Security-Policy"] == (
+            "frame-ancestors 'self' http://localhost:* https://hub.example.org"
+        )
+        assert answered["X-Frame-Options"] is None
+
+
+@pytest.mark.parametrize("site", ["same-site", "cross-site"])
+def test_a_listed_origins_frame_opens_the_page_and_nothing_else(framed_url: str, site: str) -> None:
+    """The frame's navigation to the page passes (the browser shows it only in a listed
+    origin's frame); to a route, as another kind of load, or by another method, it is
+    refused as before."""
+    for method in ("GET", "HEAD"):
+        status, _ = _get(framed_url, "/", {"Sec-Fetch-Site": site, **FRAMING}, method)
+        assert status == 200, method
+    refused = [
+        ("GET", "/api/v1/runs", FRAMING),
+        ("GET", "/api/v1/health", FRAMING),
+        ("GET", "/static/app.js", FRAMING),
+        ("POST", "/", FRAMING),
+        ("GET", "/", {**FRAMING, "Sec-Fetch-Mode": "no-cors"}),
+        ("GET", "/", {**FRAMING, "Sec-Fetch-Dest": "frame"}),
+        ("GET", "/", {**FRAMING, "Sec-Fetch-Dest": "image"}),
+        ("GET", "/", {**NAVIGATION, "Sec-Fetch-User": "?0"}),
+        ("PUT", "/api/v1/annotation?run=./a", FRAMING),
+    ]
+    for method, path, headers in refused:
+        status, _ = _get(framed_url, path, {"Sec-Fetch-Site": site, **headers}, method)
+        assert status == 403, (method, path, headers)
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,6 @@ import orjson
 import pytest
 from helpers.snapshot_runs import IMAGE_TAG, loss, write_runs, written_images
 
-from sumlens.board.data.annotations import Annotation
 from sumlens.board.data.loader import Loader
 from sumlens.board.errors import NotFound, PatternError, QueryError
 from sumlens.board.query.curves import envelope as curves_envelope
@@ -25,6 +24,7 @@ from sumlens.board.server.app import plotly_js
 from sumlens.board.snapshot.build import build
 from sumlens.board.snapshot.content import Grouping, Limits, collect
 from sumlens.board.snapshot.page import footer, theme_css
+from sumlens.board.state.annotation_checks import Annotation
 from sumlens.cli import main
 
 RUNS = ["seed0", "seed1", "other"]

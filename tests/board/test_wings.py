@@ -7,6 +7,8 @@
     snapshot       the offline page of some runs (``sumlens snapshot``, its route)
     query          what both faces ask of the runs: series, groups, lineage, graphs
     data           discovery, reading, the column store, the read surface
+    state          what users give the runs and the server (annotations, views, audit, run
+                   states), in SQLite or PostgreSQL: beside data, never reading run files
     (low)          errors, responses, proto_text, slicing, settings, csv_cells
 
 Rules: a wing imports only the wings below it in :data:`BOARD_LAYERS` (and itself); every
@@ -26,14 +28,14 @@ from helpers.source_imports import SRC, imports_of, parsed_sources, where
 BOARD = "sumlens.board"
 BOARD_LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"low"}),
-    frozenset({"data"}),
+    frozenset({"data", "state"}),
     frozenset({"query"}),
     frozenset({"snapshot"}),
     frozenset({"api", "mindinsight"}),
     frozenset({"server"}),
 )
 """Rows from the bottom: a wing may import the wings of the rows below its own."""
-WINGS = ("server", "api", "mindinsight", "snapshot", "query", "data")
+WINGS = ("server", "api", "mindinsight", "snapshot", "query", "data", "state")
 FILE_ACCESS_ALLOWED = {
     "sumlens.board.data.store": "the column store's files in the workspace, not run files",
     "sumlens.board.server.daemon": "the daemon's own log, pid and state files",
@@ -41,6 +43,7 @@ FILE_ACCESS_ALLOWED = {
     "sumlens.board.query.export": "the export file the user names",
     "sumlens.board.snapshot.page": "the package's page files it inlines (template, style.css)",
     "sumlens.board.data.watch": "the system's mount table (/proc/self/mountinfo)",
+    "sumlens.board.settings": "the token and roles files the user names (--token-file, ...)",
 }
 """Modules that open or list files that are not run files, and which files those are."""
 OPENING_NAMES = frozenset({"open"})
@@ -51,9 +54,9 @@ PATH_METHODS = frozenset(
 )
 RUN_FILE_READERS = frozenset({"RecordFile", "read_file_scalars", "read_events_at", "read_scalars"})
 """Readers of :mod:`sumlens.io` that open run files: in the data wing, given its storage."""
-SURFACE_MODULES = frozenset({"sumlens.board.data.surface", "sumlens.board.data.annotations"})
-"""What the routes may import from the data wing: the read surface, and the store of the
-runs' annotations (the user's tags and notes, kept in the workspace, never in run files)."""
+SURFACE_MODULES = frozenset({"sumlens.board.data.surface"})
+"""What the routes may import from the data wing: the read surface (the runs' annotations
+and the rest users give are the state wing's, which the routes may import)."""
 
 SOURCES = [source for source in parsed_sources() if source[0].startswith(BOARD + ".")]
 
@@ -197,6 +200,11 @@ def test_rules_catch_what_they_should() -> None:
     assert _crosses("low", "sumlens.board.data.loader")
     assert _crosses("data", "sumlens.board.server.app")
     assert _crosses("data", "sumlens.board.query.selection")
+    assert _wing("sumlens.board.state.annotations") == "state"
+    assert _crosses("state", "sumlens.board.data.loader")
+    assert _crosses("data", "sumlens.board.state.annotations")
+    assert not _crosses("api", "sumlens.board.state.annotations")
+    assert not _crosses("query", "sumlens.board.state.annotation_checks")
     assert _crosses("query", "sumlens.board.snapshot.content")
     assert not _crosses("api", "sumlens.board.query.selection")
     assert not _crosses("server", "sumlens.board.api.runs")

@@ -82,6 +82,7 @@ def running_server(settings: BoardSettings, timeout: float = 30.0) -> Iterator[s
             port=settings.port,
             log_level="warning",
             lifespan="on",
+            proxy_headers=False,
         )
     )
     thread = threading.Thread(target=server.run, daemon=True)

@@ -26,8 +26,9 @@ import json
 import os
 import re
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar, cast
 from urllib.parse import urlsplit
 
@@ -326,6 +327,76 @@ class FsspecStorage:
         """The size of ``path`` now: one metadata look-up."""
         return self.stat(path).size
 
+    def move_files(self, moves: Sequence[tuple[str, str]]) -> None:
+        """Copy every file on the store (a server-side copy each, counted as a put), then
+        delete the originals in bulk: a copy that fails leaves the originals as they were
+        (the copies made are deleted again). Whether a target exists is asked with one
+        listing of the targets' common directory."""
+        if not moves:
+            return
+        targets = [target for _, target in moves]
+        taken = sorted(set(targets) & set(self._files_below(_common_directory(targets))))
+        if taken:
+            raise FileExistsError(17, f"{len(taken)} target(s) exist already", self.url(taken[0]))
+        copied: list[str] = []
+        for source, target in moves:
+            try:
+                self.requests.count(puts=1)
+                self._call(source, partial(self.fs.cp_file, source, target))
+            except OSError as err:
+                raise self._undo_copies(copied, source, target, err) from err
+            copied.append(target)
+        sources = [source for source, _ in moves]
+        try:
+            self._call(sources[0], lambda: self.fs.rm(sources))
+        except OSError as err:
+            raise OSError(
+                err.errno,
+                f"every file was copied to {self.url(_common_directory(targets))}, but deleting "
+                f"the originals failed ({err}): some are in both places",
+            ) from err
+        finally:
+            self.fs.invalidate_cache()
+
+    def remove_tree(self, path: str) -> None:
+        """Delete every object below ``path`` (bulk deletes); nothing when there is none."""
+        try:
+            self._call(path, lambda: self.fs.rm(path, recursive=True))
+        except FileNotFoundError:
+            pass  # nothing there, or another process deleted it first
+        finally:
+            self.fs.invalidate_cache()
+
+    def remove_empty_dirs(self, path: str) -> None:
+        """Nothing to do: a directory of object storage is the prefix of its objects, gone
+        with the last of them."""
+
+    def _files_below(self, path: str) -> list[str]:
+        """The paths of the files below ``path`` (none when it is not there): one listing."""
+        self.requests.count(listings=1)
+        try:
+            return list(self._call(path, lambda: self.fs.find(path)))
+        except FileNotFoundError:
+            return []
+        finally:
+            self.fs.invalidate_cache(path)
+
+    def _undo_copies(self, copied: list[str], source: str, target: str, err: OSError) -> OSError:
+        """Delete the copies made before ``err``; the error saying what failed."""
+        reason = f"copying {self.url(source)} to {self.url(target)} failed ({err})"
+        try:
+            if copied:
+                self._call(copied[0], lambda: self.fs.rm(copied))
+        except OSError as cleanup:
+            return OSError(
+                err.errno,
+                f"{reason}; the originals are whole, but {len(copied)} copies made before "
+                f"could not be deleted ({cleanup})",
+            )
+        finally:
+            self.fs.invalidate_cache()
+        return OSError(err.errno, f"{reason}; the originals are whole, nothing was moved")
+
     def _call(self, path: str, call: Callable[[], T]) -> T:
         """``call()``, with a failure of the store itself turned into a RemoteStorageError."""
         try:
@@ -417,6 +488,18 @@ class RangedFile(io.RawIOBase):
         if self._size is None:
             self._size = self._storage.size(self._path)
         return self._size
+
+
+def _common_directory(paths: Sequence[str]) -> str:
+    """The deepest directory holding every one of ``paths`` (``/``-separated)."""
+    parents = [path.rpartition("/")[0].split("/") for path in paths]
+    common = parents[0]
+    for parts in parents[1:]:
+        length = 0
+        while length < min(len(common), len(parts)) and common[length] == parts[length]:
+            length += 1
+        common = common[:length]
+    return "/".join(common)
 
 
 def _file_info(details: Mapping[str, Any]) -> FileInfo:

@@ -9,7 +9,9 @@ TensorBoard's ``Logdir``/``GFile`` layer:
   an offset;
 * :class:`WriteStorage` writes: make a directory, create a file exclusively, append to it
   (:class:`AppendFile`), mark it complete once done, remove it, and say how much room is
-  left.
+  left;
+* :class:`MoveStorage` moves files that exist (all of a batch or none) and deletes whole
+  directories: what the dashboard's trash of runs does with a run's files.
 
 :class:`LocalStorage` (the local file system, ``os.scandir``/``open``/``os.write``) is the
 first implementation of both and every reader's and writer's default. Paths are strings
@@ -31,13 +33,15 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from stat import S_ISDIR, S_ISLNK, S_ISREG
 from typing import BinaryIO, NamedTuple, Protocol, runtime_checkable
 
 StrPath = str | os.PathLike[str]
 _PLAIN_JOIN = os.sep == "/" and os.altsep is None
+_REMOVE_TRIES = 5
+"""Walks of a tree being deleted while another process deletes it too."""
 
 
 class FileInfo(NamedTuple):
@@ -175,6 +179,32 @@ class WriteStorage(Protocol):
         ...
 
 
+@runtime_checkable
+class MoveStorage(Protocol):
+    """Where files are moved and deleted, a batch at a time.
+
+    :meth:`move_files` moves every file of a batch or none: a failure half-way leaves each
+    file where it was (and says what failed), so a run is never split between two places.
+    """
+
+    def move_files(self, moves: Sequence[tuple[str, str]]) -> None:
+        """Move each ``(source, target)`` file, making the targets' directories.
+
+        ``FileExistsError`` (nothing moved) when a target exists; any other ``OSError``
+        after every file already moved was put back where it was.
+        """
+        ...
+
+    def remove_tree(self, path: str) -> None:
+        """Delete directory ``path`` and everything below it; nothing when it is not there."""
+        ...
+
+    def remove_empty_dirs(self, path: str) -> None:
+        """Remove directory ``path`` and the directories below it that hold nothing (what
+        moving their files away left); a directory that still holds something stays."""
+        ...
+
+
 def free_disk_bytes(directory: StrPath) -> int:
     """Free bytes on the local file system holding ``directory`` (a seam for tests)."""
     return shutil.disk_usage(directory).free
@@ -288,6 +318,43 @@ class LocalStorage:
         """Free bytes on the disk (:func:`free_disk_bytes`)."""
         return free_disk_bytes(path)
 
+    def move_files(self, moves: Sequence[tuple[StrPath, StrPath]]) -> None:
+        """One ``os.rename`` per file (a symbolic link is moved as the link); on a failure
+        the files already moved are renamed back, newest first."""
+        pairs = [(os.fspath(source), os.fspath(target)) for source, target in moves]
+        taken = [target for _, target in pairs if os.path.lexists(target)]
+        if taken:
+            raise FileExistsError(17, f"{len(taken)} target(s) exist already", taken[0])
+        done: list[tuple[str, str]] = []
+        try:
+            for source, target in pairs:
+                self.make_dirs(os.path.dirname(target))
+                os.rename(source, target)
+                done.append((source, target))
+        except OSError as err:
+            raise _put_back(done, source, target, err) from err
+
+    def remove_tree(self, path: StrPath) -> None:
+        """``shutil.rmtree``; what another process deletes meanwhile is not an error (the
+        walk starts again over what is left, a few times at most)."""
+        for _ in range(_REMOVE_TRIES):
+            try:
+                shutil.rmtree(path)
+                return
+            except FileNotFoundError:
+                if not os.path.lexists(path):
+                    return
+        shutil.rmtree(path)
+
+    def remove_empty_dirs(self, path: StrPath) -> None:
+        """``os.rmdir`` from the deepest directory up; those still holding something stay."""
+        path = os.fspath(path)
+        for directory, _, _ in sorted(os.walk(path), key=lambda walked: -len(walked[0])):
+            try:
+                os.rmdir(directory)
+            except OSError:  # not empty, or gone
+                continue
+
 
 def _entry_info(
     entry: os.DirEntry[str], keep: Callable[[str], bool] | None, dirs: bool
@@ -302,6 +369,27 @@ def _entry_info(
         return _info(entry.name, entry.stat(), entry.is_symlink())
     except OSError:  # vanished, or a broken link, while listed
         return None
+
+
+def _put_back(done: list[tuple[str, str]], source: str, target: str, err: OSError) -> OSError:
+    """Rename the files of ``done`` back; the error saying what failed, and whether
+    everything is where it was again."""
+    stuck = []
+    for moved_from, moved_to in reversed(done):
+        try:
+            os.rename(moved_to, moved_from)
+        except OSError:
+            stuck.append(moved_to)
+    reason = err.strerror or str(err)
+    if stuck:
+        return OSError(
+            err.errno,
+            f"moving {source!r} to {target!r} failed ({reason}), and {len(stuck)} file(s) "
+            f"moved before could not be put back: they are at {stuck[:3]!r}",
+        )
+    return OSError(
+        err.errno, f"moving {source!r} to {target!r} failed ({reason}); nothing was moved"
+    )
 
 
 def _is_link(entry: os.DirEntry[str]) -> bool:

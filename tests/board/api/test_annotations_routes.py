@@ -2,12 +2,13 @@
 a PUT shows in the run list and moves its version and ETag, bad input is a 4xx naming the
 field, the JSON export imports back (into another workspace too), and the scalar download
 and ``sumlens export`` carry the runs' annotations. Group colours: stored, answered with
-their group, kept across stores over the same workspace, exported and imported."""
+their group, kept across stores over the same state, exported and imported. Each test runs
+on each database of the shared state (SQLite in the workspace, PostgreSQL)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -16,15 +17,9 @@ from helpers.board import route_client, wait_until, write_run
 from helpers.memory_surface import MemorySurface
 from starlette.testclient import TestClient
 
-from sumlens.board.data.annotations import (
-    FILE_NAME,
-    MAX_GROUP_CHARS,
-    MAX_NOTE_CHARS,
-    MAX_TAG_CHARS,
-    AnnotationStore,
-    workspace_store,
-)
 from sumlens.board.settings import BoardSettings
+from sumlens.board.state import FILE_NAME, open_state
+from sumlens.board.state.annotation_checks import MAX_GROUP_CHARS, MAX_NOTE_CHARS, MAX_TAG_CHARS
 from sumlens.cli import main
 
 BASE = "/runs/base"
@@ -39,8 +34,8 @@ def _surface() -> MemorySurface:
 
 
 @pytest.fixture
-def client(tmp_path: Path) -> Iterator[TestClient]:
-    settings = BoardSettings(base_dir=Path(BASE), workspace=tmp_path / "ws")
+def client(tmp_path: Path, state_url: str | None) -> Iterator[TestClient]:
+    settings = BoardSettings(base_dir=Path(BASE), workspace=tmp_path / "ws", state=state_url)
     with route_client(_surface(), settings) as found:
         yield found
 
@@ -53,7 +48,9 @@ def _runs(client: TestClient) -> dict[str, dict]:
     return {run["id"]: run for run in client.get("/api/v1/runs").json()["runs"]}
 
 
-def test_a_put_shows_in_the_run_list_and_moves_its_etag(client: TestClient, tmp_path: Path) -> None:
+def test_a_put_shows_in_the_run_list_and_moves_its_etag(
+    client: TestClient, tmp_path: Path, state_url: str | None
+) -> None:
     first = client.get("/api/v1/runs")
     assert {run["annotation"]["note"] for run in first.json()["runs"]} == {""}
     assert first.json()["runs"][0]["annotation"] == {"tags": [], "note": "", "colour": None}
@@ -63,7 +60,7 @@ def test_a_put_shows_in_the_run_list_and_moves_its_etag(client: TestClient, tmp_
     assert response.status_code == 200, response.text
     stored = {**GOOD, "colour": "#1f77b4"}
     assert response.json() == stored
-    assert (tmp_path / "ws" / FILE_NAME).is_file()
+    assert (tmp_path / "ws" / FILE_NAME).is_file() == (state_url is None)
 
     again = client.get("/api/v1/runs", headers={"If-None-Match": first.headers["etag"]})
     assert again.status_code == 200 and again.headers["etag"] != first.headers["etag"]
@@ -114,7 +111,9 @@ def test_a_body_must_be_json(client: TestClient) -> None:
     assert missing.status_code == 422 and "run" in missing.json()["detail"]
 
 
-def test_the_export_imports_back_into_another_workspace(client: TestClient, tmp_path: Path) -> None:
+def test_the_export_imports_back_into_another_workspace(
+    client: TestClient, tmp_path: Path, new_state_url: Callable[[], str | None]
+) -> None:
     _put(client, "./a", GOOD)
     _put(client, "./c", {"tags": ["ablation"], "note": "", "colour": None})
     exported = client.get("/api/v1/annotations")
@@ -132,7 +131,9 @@ def test_the_export_imports_back_into_another_workspace(client: TestClient, tmp_
         "next": None,
     }
 
-    settings = BoardSettings(base_dir=Path(BASE), workspace=tmp_path / "teammate")
+    settings = BoardSettings(
+        base_dir=Path(BASE), workspace=tmp_path / "teammate", state=new_state_url()
+    )
     with route_client(_surface(), settings) as theirs:
         _put(theirs, "./c", {"tags": ["seed=2"], "note": "their note", "colour": None})
         shared["annotations"]["./gone"] = {"tags": ["old"], "note": "", "colour": None}
@@ -170,6 +171,7 @@ def test_the_json_download_carries_the_annotations(client: TestClient) -> None:
 
 
 def test_sumlens_export_writes_the_annotations(tmp_path: Path) -> None:
+    """``sumlens export`` reads the workspace's state (SQLite: it takes no ``--state``)."""
     base, workspace = tmp_path / "logs", tmp_path / "ws"
     write_run(base / "a", range(1, 4))
     write_run(base / "b", range(1, 4))
@@ -200,7 +202,9 @@ def _group_colours(client: TestClient) -> dict[str, str | None]:
     return {group["name"]: group["colour"] for group in body["groups"]}
 
 
-def test_a_group_colour_is_stored_served_and_kept(client: TestClient, tmp_path: Path) -> None:
+def test_a_group_colour_is_stored_served_and_kept(
+    client: TestClient, tmp_path: Path, state_url: str | None
+) -> None:
     assert _group_colours(client) == {"a": None, "b": None}
     version = client.get("/api/v1/runs").json()["version"]
     assert not (tmp_path / "ws").exists()
@@ -213,25 +217,31 @@ def test_a_group_colour_is_stored_served_and_kept(client: TestClient, tmp_path: 
     assert runs["version"] != version  # polling pages see it
     assert "group_colours" not in runs  # served with the groups, not on every poll
 
-    # a new store over the same workspace reads it back; it is the base directory's only
-    fresh = workspace_store(tmp_path / "ws", BASE)
-    assert fresh.group_colours() == {"a": "#aa3377"} and fresh.group_colour("b") is None
-    other = AnnotationStore(tmp_path / "ws" / FILE_NAME, "/another/base")
-    assert other.group_colours() == {}
+    # a new store over the same state reads it back; it is the base directory's only
+    with open_state(tmp_path / "ws", BASE, state_url) as fresh:
+        assert fresh.annotations.group_colours() == {"a": "#aa3377"}
+        assert fresh.annotations.group_colour("b") is None
+    with open_state(tmp_path / "ws", "/another/base", state_url) as other:
+        assert other.annotations.group_colours() == {}
 
     cleared = _put_group(client, "a", {"colour": None})
     assert cleared.json() == {"group": "a", "colour": None}
     assert _group_colours(client) == {"a": None, "b": None}
-    assert workspace_store(tmp_path / "ws", BASE).group_colours() == {}
+    with open_state(tmp_path / "ws", BASE, state_url) as fresh:
+        assert fresh.annotations.group_colours() == {}
 
 
-def test_group_colours_export_and_import(client: TestClient, tmp_path: Path) -> None:
+def test_group_colours_export_and_import(
+    client: TestClient, tmp_path: Path, new_state_url: Callable[[], str | None]
+) -> None:
     _put_group(client, "a", {"colour": "#aa3377"})
     _put_group(client, "lr=0.1", {"colour": "#228833"})
     shared = client.get("/api/v1/annotations").json()
     assert shared["group_colours"] == {"a": "#aa3377", "lr=0.1": "#228833"}
 
-    settings = BoardSettings(base_dir=Path(BASE), workspace=tmp_path / "teammate")
+    settings = BoardSettings(
+        base_dir=Path(BASE), workspace=tmp_path / "teammate", state=new_state_url()
+    )
     with route_client(_surface(), settings) as theirs:
         _put_group(theirs, "b", {"colour": "#4477aa"})
         imported = theirs.post("/api/v1/annotations", json=shared)

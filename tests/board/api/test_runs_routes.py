@@ -358,4 +358,5 @@ def test_no_cors(client: TestClient) -> None:
     response = client.get("/api/v1/runs", headers={"Origin": "http://evil.example"})
     assert response.headers.get("access-control-allow-origin") is None
     assert response.headers["x-content-type-options"] == "nosniff"
-    assert response.headers["x-frame-options"] == "DENY"
+    assert response.headers["x-frame-options"] == "SAMEORIGIN"  # framed by its own origin only
+    assert response.headers["content-security-policy"] == "frame-ancestors 'self'"

@@ -9,33 +9,36 @@ export them a page at a time, import.
 * ``GET /annotations?limit=<n>&after=<run id>`` answers one page of the file a team
   shares: ``{"base_dir": ..., "annotations": {run id: annotation}, "group_colours": {group
   name: colour}, "total": <annotated runs>, "next": <run id> | null}``, at most ``limit``
-  runs (default and most: :data:`~sumlens.board.data.annotations.MAX_PAGE`) sorted by id,
+  runs (default and most: :data:`~sumlens.board.state.annotation_checks.MAX_PAGE`) sorted by id,
   those after ``after``; ``next`` is the ``after`` of the next page (null on the last).
   The page's "Export tags" reads every page and saves them as one file.
 * ``POST /annotations`` takes that same JSON (a whole export, or one page of it) and merges
   it in (runs not served now are kept for when they appear); it answers what it did, in
   counts. An import holds at most
-  :data:`~sumlens.board.data.annotations.MAX_IMPORT_RUNS` runs and may not take the
-  workspace past :data:`~sumlens.board.data.annotations.MAX_ANNOTATIONS` annotated runs
+  :data:`~sumlens.board.state.annotation_checks.MAX_IMPORT_RUNS` runs and may not take the
+  workspace past :data:`~sumlens.board.state.annotations.MAX_ANNOTATIONS` annotated runs
   (413, naming the limit: nothing of it is stored).
 
-Bodies must be ``application/json``: a page of another site can send a form or plain text
-without asking, but not JSON (on top of :class:`~sumlens.board.server.app.HostGuard`). What
-is stored, and the checks, are :mod:`sumlens.board.data.annotations`'.
+Bodies are read by :func:`sumlens.board.request_reading.json_body` (JSON only). What
+is stored is :mod:`sumlens.board.state.annotations`', the checks
+:mod:`sumlens.board.state.annotation_checks`'.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 import orjson
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
-from sumlens.board.data.annotations import (
+from sumlens.board.data.surface import ReadSurface
+from sumlens.board.errors import NotFound, QueryError
+from sumlens.board.request_reading import json_body
+from sumlens.board.responses import json_response
+from sumlens.board.state.annotation_checks import (
     MAX_PAGE,
-    AnnotationStore,
     check_group_name,
     check_run_id,
     parse_annotation,
@@ -43,40 +46,7 @@ from sumlens.board.data.annotations import (
     parse_import,
     parse_imported_group_colours,
 )
-from sumlens.board.data.surface import ReadSurface
-from sumlens.board.errors import BoardError, NotFound, QueryError
-from sumlens.board.responses import json_response
-
-MAX_BODY_BYTES = 32 * 1024 * 1024
-"""The largest import (and annotation) body read."""
-
-
-class BodyError(BoardError):
-    """A request body that is not JSON, or too large."""
-
-    status = 400
-
-
-class MediaTypeError(BoardError):
-    """A request body that does not say it is JSON."""
-
-    status = 415
-
-
-async def _json_body(request: Request) -> Any:
-    """The request's JSON body, or a 4xx saying what is wrong with it."""
-    media = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if media != "application/json":
-        raise MediaTypeError(
-            f"Content-Type={media or None!r} is not allowed: send the body as application/json"
-        )
-    body = await request.body()
-    if len(body) > MAX_BODY_BYTES:
-        raise BodyError(f"the body holds {len(body):,} bytes: at most {MAX_BODY_BYTES:,}")
-    try:
-        return orjson.loads(body)
-    except orjson.JSONDecodeError as err:
-        raise BodyError(f"the body is not JSON ({err})") from None
+from sumlens.board.state.annotations import AnnotationStore
 
 
 def make_annotation_router(surface: ReadSurface, store: AnnotationStore) -> APIRouter:
@@ -89,7 +59,7 @@ def make_annotation_router(surface: ReadSurface, store: AnnotationStore) -> APIR
         run: Annotated[str, Query(description="the run id, e.g. ./a/b")],
     ) -> Response:
         run_id = check_run_id(run)
-        annotation = parse_annotation(await _json_body(request))
+        annotation = parse_annotation(await json_body(request))
 
         def put() -> Response:  # off the event loop: it waits on the loader's lock and disk
             if not surface.has_run(run_id):
@@ -104,7 +74,7 @@ def make_annotation_router(surface: ReadSurface, store: AnnotationStore) -> APIR
         group: Annotated[str, Query(description="the group's name, as /scalars/groups says")],
     ) -> Response:
         name = check_group_name(group)
-        body = await _json_body(request)
+        body = await json_body(request)
         if not isinstance(body, dict) or set(body) != {"colour"}:
             raise QueryError(
                 f'body={body!r:.80} is not allowed: a group colour is {{"colour": "#rrggbb"}} '
@@ -142,7 +112,7 @@ def make_annotation_router(surface: ReadSurface, store: AnnotationStore) -> APIR
 
     @router.post("/annotations", summary="Merge annotations exported by GET /annotations")
     async def import_annotations(request: Request) -> Response:
-        body = await _json_body(request)
+        body = await json_body(request)
         base_dir, incoming = parse_import(body)
         group_colours = parse_imported_group_colours(body)
 

@@ -27,7 +27,6 @@ from fastapi import APIRouter, Depends, Query
 from fastapi.responses import Response, StreamingResponse
 
 from sumlens.board.csv_cells import safe_cell
-from sumlens.board.data.annotations import AnnotationStore
 from sumlens.board.data.surface import ReadSurface
 from sumlens.board.errors import QueryError
 from sumlens.board.query.curves import MAX_POINTS, MIN_POINTS
@@ -48,6 +47,7 @@ from sumlens.board.query.group_query import (
     inside_range,
 )
 from sumlens.board.responses import json_response
+from sumlens.board.state.annotations import AnnotationStore
 
 
 def csv_rows(query: GroupQuery, surface: ReadSurface, groups: Groups) -> Iterator[bytes]:

@@ -17,7 +17,6 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response, StreamingResponse
 
 from sumlens._version import __version__
-from sumlens.board.data.annotations import EMPTY, AnnotationStore
 from sumlens.board.data.surface import ReadSurface
 from sumlens.board.errors import QueryError
 from sumlens.board.query.curves import MAX_POINTS, METHODS, MIN_POINTS
@@ -26,6 +25,9 @@ from sumlens.board.query.scalar_series import scalar_series
 from sumlens.board.query.selection import select
 from sumlens.board.query.xaxis import XAxis
 from sumlens.board.responses import json_response
+from sumlens.board.state.annotation_checks import EMPTY
+from sumlens.board.state.annotations import AnnotationStore
+from sumlens.board.state.runs import RunStates
 
 _JSON = "application/json"
 _NUMPY = orjson.OPT_SERIALIZE_NUMPY
@@ -42,16 +44,19 @@ EndParam = Annotated[float | None, Query(description="last x of the range, inclu
 
 
 class _RunsCache:
-    """The encoded run list of the surface's and the annotations' current versions."""
+    """The encoded run list of the surface's and the shared state's current versions."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._version = -1
         self._body = b""
 
-    def get(self, surface: ReadSurface, annotations: AnnotationStore) -> tuple[bytes, str]:
-        """The encoded run list, each run with its annotation, and its entity tag (the
-        list's version: the surface's plus the annotations', so either moves it)."""
+    def get(
+        self, surface: ReadSurface, annotations: AnnotationStore, states: RunStates
+    ) -> tuple[bytes, str]:
+        """The encoded run list, each run with its annotation and state, and its entity tag
+        (the list's version: the surface's plus the shared state's, which moves on any
+        change of an annotation or a run's state, so either moves it)."""
         with self._lock:
             version = surface.version + annotations.version
             if version != self._version:
@@ -64,7 +69,7 @@ class _RunsCache:
                         "truncated": status["truncated"],
                         "engine": status["engine"],
                         "version": version,
-                        "runs": annotated(surface.runs(), annotations),
+                        "runs": annotated(surface.runs(), annotations, states.states()),
                         # moves when a run's annotation or a group's colour changes: the
                         # groups' colours come with the groups (/scalars/groups), not here
                         "annotations_version": annotations.version,
@@ -74,15 +79,27 @@ class _RunsCache:
             return self._body, f'"{self._version}-{os.getpid()}"'
 
 
-def annotated(runs: list[dict[str, Any]], annotations: AnnotationStore) -> list[dict[str, Any]]:
+def annotated(
+    runs: list[dict[str, Any]], annotations: AnnotationStore, states: dict[str, str]
+) -> list[dict[str, Any]]:
     """Copies of the run list's entries (the surface shares its own), each with its
-    ``annotation``."""
+    ``annotation`` and its ``state`` (``"hidden"``, ``"archived"`` or None: shown)."""
     given = annotations.all()
-    return [{**run, "annotation": given.get(run["id"], EMPTY).as_json()} for run in runs]
+    return [
+        {
+            **run,
+            "annotation": given.get(run["id"], EMPTY).as_json(),
+            "state": states.get(run["id"]),
+        }
+        for run in runs
+    ]
 
 
-def make_router(surface: ReadSurface, port: int, annotations: AnnotationStore) -> APIRouter:
-    """The ``/api/v1`` routes over ``surface``; runs carry their ``annotations``."""
+def make_router(
+    surface: ReadSurface, port: int, annotations: AnnotationStore, states: RunStates
+) -> APIRouter:
+    """The ``/api/v1`` routes over ``surface``; runs carry their ``annotations`` and their
+    ``states`` (hidden, archived)."""
     router = APIRouter(prefix="/api/v1")
     runs_cache = _RunsCache()
 
@@ -107,7 +124,7 @@ def make_router(surface: ReadSurface, port: int, annotations: AnnotationStore) -
 
     @router.get("/runs", summary="Every run: times, tags per plugin, load status, damage")
     def runs(request: Request) -> Response:
-        body, etag = runs_cache.get(surface, annotations)
+        body, etag = runs_cache.get(surface, annotations, states)
         headers = {"ETag": etag, "Cache-Control": "no-cache"}
         if request.headers.get("if-none-match") == etag:  # a poll that found nothing new
             return Response(status_code=304, headers=headers)

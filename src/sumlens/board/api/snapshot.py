@@ -15,7 +15,6 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
-from sumlens.board.data.annotations import AnnotationStore
 from sumlens.board.data.surface import ReadSurface
 from sumlens.board.query.group_query import (
     BandParam,
@@ -27,6 +26,7 @@ from sumlens.board.query.group_query import (
 )
 from sumlens.board.snapshot.build import build
 from sumlens.board.snapshot.content import Grouping, check_smoothing
+from sumlens.board.state.annotations import AnnotationStore
 
 FILE_NAME = "sumlens-snapshot.html"
 

@@ -12,6 +12,9 @@ walked once: a link back to an ancestor ends there (no loop), and a directory re
 several names is listed under the first one the walk meets, which goes breadth-first in
 name order (the shallowest name; of names at one depth, the first in sorted order).
 
+The dashboard's trash (:data:`TRASH_DIR`, where deleted runs wait to be restored or
+purged) is never walked, at any depth: its runs are not served.
+
 A directory that cannot be listed (permissions, I/O errors) is reported in
 :attr:`Discovery.unlisted` with the reason, so a run in it is said to be unreadable
 rather than vanishing.
@@ -56,6 +59,10 @@ MAX_RUNS = 100_000
 SETTLE_S = 2.0
 """A directory's listing is reused by the next walk only if it was made this many seconds
 after the directory last changed (see :class:`Walker`)."""
+
+TRASH_DIR = ".sumlens-trash"
+"""The folder of the base directory holding deleted runs (:mod:`sumlens.board.data.trash`);
+no walk enters a folder of this name."""
 
 _log = logging.getLogger("sumlens.board")
 
@@ -203,6 +210,8 @@ class Walker:
                         name, path, tuple(map(_found_file, events)), projector
                     )
                 for entry in subdirs:  # in name order: the first name of a directory wins
+                    if entry[1].name == TRASH_DIR:
+                        continue
                     identity = entry[1].identity  # (device, inode); None where unknown
                     if identity is not None:
                         if identity in seen:
@@ -233,6 +242,8 @@ class Walker:
             if not path.startswith(prefix):
                 continue  # the base itself, were it an object
             directory, _, name = path[len(prefix) :].rpartition("/")
+            if TRASH_DIR in directory.split("/"):
+                continue
             if directory.count("/") + bool(directory) > self.max_depth:
                 found.truncated = True
             elif info.is_file and _listed(name):

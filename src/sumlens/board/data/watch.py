@@ -14,7 +14,8 @@ or FUSE file system (changes made by other machines raise no local event), a tre
 symbolic links (what they lead to is outside the watch), ``watchfiles`` not installed,
 ``watch=False``, or object storage (nothing reports its changes: :data:`OBJECT_STORAGE`).
 A watch that fails to start or stops (the watch limit reached, the base directory
-removed) is said once in the log and polling takes over.
+removed) is said once in the log and polling takes over. Changes inside the trash
+(:data:`~sumlens.board.data.discover.TRASH_DIR`, which no walk enters) call for no walk.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ import os
 import threading
 import time
 from pathlib import Path
+
+from sumlens.board.data.discover import TRASH_DIR
 
 _log = logging.getLogger("sumlens.board")
 
@@ -89,6 +92,11 @@ def why_not_watched(root: Path) -> str | None:
     if kind is not None and (kind in NETWORK_FILE_SYSTEMS or kind.startswith("fuse")):
         return f"{root} is on a {kind} file system, whose changes raise no local event"
     return None
+
+
+def outside_trash(_: object, path: str) -> bool:
+    """Whether a change at ``path`` may matter to a walk: it is not inside the trash."""
+    return TRASH_DIR not in Path(path).parts
 
 
 class TreeWatch:
@@ -162,7 +170,7 @@ class TreeWatch:
         try:
             for changes in watchfiles.watch(
                 self.root,
-                watch_filter=None,
+                watch_filter=outside_trash,
                 debounce=200,
                 step=50,
                 rust_timeout=_WAKE_MS,

@@ -24,10 +24,10 @@ import numpy as np
 import orjson
 
 from sumlens.board.csv_cells import safe_cell
-from sumlens.board.data.annotations import Annotation
 from sumlens.board.data.surface import ReadSurface, SeriesRef
 from sumlens.board.query.selection import select
 from sumlens.board.query.xaxis import XAxis, place
+from sumlens.board.state.annotation_checks import Annotation
 
 Format = Literal["csv", "json", "parquet"]
 FORMATS = ("csv", "json", "parquet")

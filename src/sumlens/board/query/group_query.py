@@ -13,7 +13,6 @@ from typing import Annotated, Any, cast
 import numpy as np
 from fastapi import Query
 
-from sumlens.board.data.annotations import Annotation
 from sumlens.board.data.surface import ReadSurface, SeriesRef
 from sumlens.board.errors import QueryError
 from sumlens.board.query.curves import METHODS, Method, pick
@@ -21,6 +20,7 @@ from sumlens.board.query.group_fields import RunFields, group_name
 from sumlens.board.query.group_stats import Aggregate, Statistic, aggregate
 from sumlens.board.query.selection import Pattern, compile_pattern
 from sumlens.board.query.xaxis import XAxis
+from sumlens.board.state.annotation_checks import Annotation
 
 GROUP_BY = ("regex", "tag", "field")
 

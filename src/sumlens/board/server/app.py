@@ -5,6 +5,9 @@
   host (DNS rebinding), one another origin's page started (``Sec-Fetch-Site: cross-site``
   or ``same-site``: a plain ``<img>`` on any other page) and a body larger than the server
   reads. No CORS headers are ever sent.
+* Then :mod:`sumlens.board.server.access` names who is asking (``--auth``), refuses what
+  their role may not do and writes from other origins, and records every write in the
+  audit log; :mod:`sumlens.board.server.signin` adds the session routes and sign-in page.
 * Pages are static ES modules from this package; plotly.js comes from the installed
   ``plotly`` package. Both are served gzip-compressed and revalidated by ETag
   (:mod:`sumlens.board.server.static_assets`). Nothing is fetched from the network, and the
@@ -27,18 +30,26 @@ from fastapi.responses import JSONResponse, RedirectResponse, Response
 
 from sumlens._version import __version__
 from sumlens.board.api.annotations import make_annotation_router
+from sumlens.board.api.audit import make_audit_router
 from sumlens.board.api.groups import make_groups_router
+from sumlens.board.api.lifecycle import make_lifecycle_router
+from sumlens.board.api.probes import make_probe_router
 from sumlens.board.api.runs import make_router
 from sumlens.board.api.snapshot import make_snapshot_router
-from sumlens.board.data.annotations import workspace_store
+from sumlens.board.api.views import make_views_router
 from sumlens.board.data.loader import Loader
 from sumlens.board.data.surface import Polling, ReadSurface
+from sumlens.board.data.trash import run_trash
 from sumlens.board.errors import BoardError
 from sumlens.board.mindinsight.routes import make_mindinsight_router
 from sumlens.board.plugins import routers
+from sumlens.board.server.access import AccessGate
 from sumlens.board.server.guards import BodyLimit, HostGuard
+from sumlens.board.server.principal import Identify
+from sumlens.board.server.signin import add_session_routes
 from sumlens.board.server.static_assets import AssetCache, static_file
 from sumlens.board.settings import BoardSettings
+from sumlens.board.state import open_state
 
 STATIC_DIR = Path(str(resources.files("sumlens.board") / "static"))
 
@@ -84,15 +95,18 @@ def create_app(settings: BoardSettings, loader: ReadSurface | None = None) -> Fa
             storage_options=dict(settings.storage_options),
         )
     prefix = settings.url_path_prefix
+    identify = Identify(settings)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         polling = loader if isinstance(loader, Polling) else None
         if polling is not None:
             polling.start()
+        shared.start()
         try:
             yield
         finally:
+            shared.close()
             if polling is not None:
                 polling.stop()
 
@@ -105,14 +119,24 @@ def create_app(settings: BoardSettings, loader: ReadSurface | None = None) -> Fa
         lifespan=lifespan,
     )
     app.state.loader = loader
-    annotations = workspace_store(settings.workspace, loader.status()["base_dir"])
-    app.include_router(make_router(loader, settings.port, annotations), prefix=prefix)
+    shared = open_state(
+        settings.workspace, loader.status()["base_dir"], settings.state, settings.replica
+    )
+    app.state.shared = shared
+    annotations = shared.annotations
+    app.include_router(make_router(loader, settings.port, annotations, shared.runs), prefix=prefix)
     app.include_router(make_annotation_router(loader, annotations), prefix=prefix)
+    app.include_router(make_views_router(shared), prefix=prefix)
+    app.include_router(make_audit_router(shared), prefix=prefix)
+    trash = run_trash(loader, settings.base_dir, dict(settings.storage_options))
+    app.include_router(make_lifecycle_router(loader, shared, trash, settings), prefix=prefix)
     app.include_router(make_groups_router(loader, annotations), prefix=prefix)
     app.include_router(make_snapshot_router(loader, annotations, plotly_js), prefix=prefix)
     for make_plugin_routes in plugin_router_factories():
         app.include_router(make_plugin_routes(loader), prefix=prefix)
     app.include_router(make_mindinsight_router(loader), prefix=prefix)
+    add_session_routes(app, settings, identify, STATIC_DIR.resolve())
+    app.include_router(make_probe_router(loader), prefix=prefix)
 
     @app.exception_handler(BoardError)
     async def board_error(_: Request, err: BoardError) -> JSONResponse:
@@ -156,8 +180,14 @@ def create_app(settings: BoardSettings, loader: ReadSurface | None = None) -> Fa
             return RedirectResponse(f"{prefix}/")
 
     app.add_middleware(BodyLimit)
+    app.add_middleware(AccessGate, settings=settings, identify=identify, audit=shared.audit)
     pages = frozenset({"/", f"{prefix}/", prefix or "/"})
-    app.add_middleware(HostGuard, accepted=settings.accepted_hosts(), pages=pages)  # outermost
+    app.add_middleware(  # outermost
+        HostGuard,
+        accepted=settings.accepted_hosts(),
+        pages=pages,
+        frame_ancestors=settings.frame_ancestors,
+    )
     return app
 
 

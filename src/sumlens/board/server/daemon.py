@@ -120,11 +120,33 @@ def exposure_warning(settings: BoardSettings) -> str | None:
         return None
     listed = ", ".join(settings.allowed_hosts) or "none yet"
     return (
-        f"--host {settings.host} makes the dashboard reachable from the network: anyone "
-        f"who can reach port {settings.port} can read the runs under {settings.base_dir}; "
-        "requests are refused unless their Host header is this address or a name listed "
-        f"in --allowed-hosts (listed: {listed})"
+        f"--host {settings.host} makes the dashboard reachable from the network; "
+        f"{_who_may(settings)}; requests are refused unless their Host header is this "
+        f"address or a name listed in --allowed-hosts (listed: {listed})"
     )
+
+
+def _who_may(settings: BoardSettings) -> str:
+    """Who may read and write, by the auth mode (for the exposure warning)."""
+    writes = "no one may write (--read-only)" if settings.read_only else ""
+    if settings.auth == "token":
+        who = f"--auth token: only holders of a token of {settings.token_file} may read"
+    elif settings.auth == "proxy":
+        proxies = ", ".join(settings.trusted_proxies)
+        who = f"--auth proxy: only users the proxy at {proxies} names may read"
+    elif settings.allow_anonymous_writes and not settings.read_only:
+        who = (
+            f"--auth none: anyone who can reach port {settings.port} can read the runs "
+            f"under {settings.base_dir} and, with --allow-anonymous-writes, change notes, "
+            "colours and runs"
+        )
+    else:
+        who = (
+            f"--auth none: anyone who can reach port {settings.port} can read the runs "
+            f"under {settings.base_dir}; writes are refused (add --auth token or --auth "
+            "proxy, or --allow-anonymous-writes)"
+        )
+    return f"{who}; {writes}" if writes else who
 
 
 def health(settings: BoardSettings, timeout: float = 1.0) -> dict[str, Any] | None:

@@ -13,12 +13,23 @@ own page (or a person), and of a body small enough to hold.
   pass. A person clicking a link to the dashboard's page on another site's page (a
   notebook on another port) opens it: a top-level navigation the user made, to the page
   alone, not to a route that computes.
+* Framing. By default a page of the dashboard's own origin may frame it, no other:
+  ``X-Frame-Options: SAMEORIGIN`` and ``Content-Security-Policy: frame-ancestors
+  'self'`` (behind jupyter-server-proxy the notebook and the dashboard share the origin).
+  ``--frame-ancestors`` names other origins that may (a local notebook on another port:
+  ``http://localhost:*``). Then no ``X-Frame-Options`` is sent (it cannot name origins),
+  the policy lists them after ``'self'``, and the guard lets through the one request of
+  another site such a frame makes: its navigation to the page (``GET``/``HEAD`` of a page
+  path, ``Sec-Fetch-Dest: iframe``, ``Sec-Fetch-Mode: navigate``). The page is static
+  and computes nothing; the browser shows it only inside a listed origin's frame (the
+  policy), and its own requests from there are ``same-origin``. Routes stay refused to
+  other sites, framed or not.
 * :class:`BodyLimit` refuses a body larger than the server reads (413): by its
   ``Content-Length`` before any of it is read, and a streamed (chunked) one as soon as
   what arrived passes the limit, so a request cannot make the server hold more than the
   limit.
 
-Every response is also marked ``nosniff`` and not to be framed by other sites. No CORS
+Every response is also marked ``nosniff`` and carries the framing policy. No CORS
 headers are ever sent.
 """
 
@@ -30,11 +41,9 @@ from fastapi.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sumlens.board.errors import BoardError
+from sumlens.board.request_reading import MAX_BODY_BYTES
 
-MAX_BODY_BYTES = 32 * 1024 * 1024
-"""The largest request body the server reads (an annotation import is the largest)."""
-
-_HEADERS = [(b"x-content-type-options", b"nosniff"), (b"x-frame-options", b"DENY")]
+_NOSNIFF = (b"x-content-type-options", b"nosniff")
 _CLOSE = (b"connection", b"close")
 _OWN_SITES = ("same-origin", "none", None)
 """``Sec-Fetch-Site`` of requests the dashboard's page or a person made (None: no header)."""
@@ -42,20 +51,40 @@ _HOST = re.compile(r"(\[[0-9a-f:.]+\]|[^\[\]:]+)(?::[0-9]*)?")
 """A Host header (lowered): a name or a bracketed IPv6 literal, then an optional port."""
 
 
+def _frame_headers(frame_ancestors: tuple[str, ...] = ()) -> list[tuple[bytes, bytes]]:
+    """The framing policy's headers: the dashboard's own origin may frame it, and the
+    origins ``frame_ancestors`` lists (CSP source expressions, checked by the settings);
+    ``X-Frame-Options`` only when none is listed (it cannot name one)."""
+    policy = " ".join(("frame-ancestors", "'self'", *frame_ancestors)).encode("latin-1")
+    headers = [(b"content-security-policy", policy)]
+    if not frame_ancestors:
+        headers.append((b"x-frame-options", b"SAMEORIGIN"))
+    return headers
+
+
 class HostGuard:
     """Refuse requests for a host the server does not answer to, and those another
     origin's page started (:mod:`this module <sumlens.board.server.guards>`); mark every
-    response ``nosniff`` and not to be framed.
+    response ``nosniff`` and with the framing policy.
 
     ``accepted``: host names without port (an IPv6 address with or without brackets);
     ``pages``: the paths of the dashboard's page, which a person may open by a link on
-    another site.
+    another site; ``frame_ancestors``: the origins besides its own whose pages may frame
+    it (their frame's navigation to a page passes).
     """
 
-    def __init__(self, app: ASGIApp, accepted: frozenset[str], pages: frozenset[str]) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        accepted: frozenset[str],
+        pages: frozenset[str],
+        frame_ancestors: tuple[str, ...] = (),
+    ) -> None:
         self.app = app
         self.accepted = accepted | {f"[{name}]" for name in accepted if ":" in name}
         self.pages = pages
+        self.framed = bool(frame_ancestors)
+        self.headers = [_NOSNIFF, *_frame_headers(frame_ancestors)]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -63,34 +92,37 @@ class HostGuard:
             return
         if _host_name(_header(scope, b"host")) not in self.accepted:
             detail = "Host header not allowed; start the server with --allowed-hosts"
-            await _answer(scope, receive, send, 400, detail)
+            await _answer(scope, receive, send, 400, detail, self.headers)
             return
         site = _header(scope, b"sec-fetch-site")
-        if site not in _OWN_SITES and not self._opened_by_a_person(scope):
+        if site not in _OWN_SITES and not self._page_opened(scope):
             detail = (
                 f"a page of another origin may not use the dashboard (Sec-Fetch-Site: {site}); "
                 "open the dashboard itself"
             )
-            await _answer(scope, receive, send, 403, detail)
+            await _answer(scope, receive, send, 403, detail, self.headers)
             return
 
         async def send_guarded(message: Message) -> None:
             if message["type"] == "http.response.start":
-                message["headers"] = [*message.get("headers", ()), *_HEADERS]
+                message["headers"] = [*message.get("headers", ()), *self.headers]
             await send(message)
 
         await self.app(scope, receive, send_guarded)
 
-    def _opened_by_a_person(self, scope: Scope) -> bool:
-        """Whether this is the dashboard's page, opened in a tab by the user's own click
-        (a script cannot send ``Sec-Fetch-User``, nor navigate an ``<img>``)."""
-        return (
-            scope["method"] in ("GET", "HEAD")
-            and scope["path"] in self.pages
-            and _header(scope, b"sec-fetch-mode") == "navigate"
-            and _header(scope, b"sec-fetch-dest") == "document"
-            and _header(scope, b"sec-fetch-user") == "?1"
-        )
+    def _page_opened(self, scope: Scope) -> bool:
+        """Whether this is a navigation to the dashboard's page that another site may
+        make: in a tab, by the user's own click (a script cannot send ``Sec-Fetch-User``,
+        nor navigate an ``<img>``); or in an ``<iframe>`` when origins that may frame the
+        dashboard are listed (the browser shows it only inside theirs)."""
+        if scope["method"] not in ("GET", "HEAD") or scope["path"] not in self.pages:
+            return False
+        if _header(scope, b"sec-fetch-mode") != "navigate":
+            return False
+        dest = _header(scope, b"sec-fetch-dest")
+        if dest == "iframe":
+            return self.framed
+        return dest == "document" and _header(scope, b"sec-fetch-user") == "?1"
 
 
 def _host_name(header: str | None) -> str:
@@ -164,10 +196,19 @@ class BodyLimit:
             await _answer(scope, receive, send, err.status, str(err))  # and close
 
 
-async def _answer(scope: Scope, receive: Receive, send: Send, status: int, detail: str) -> None:
-    """Answer ``{"detail": detail}`` with ``status``, the app never called, and close the
-    connection (a body sent with the request is not read, not even to drop it)."""
+async def _answer(
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    status: int,
+    detail: str,
+    marks: list[tuple[bytes, bytes]] | None = None,
+) -> None:
+    """Answer ``{"detail": detail}`` with ``status`` (and the headers ``marks``), the app
+    never called, and close the connection (a body sent with the request is not read, not
+    even to drop it)."""
     response = JSONResponse({"detail": detail}, status_code=status, headers={"Connection": "close"})
+    response.raw_headers.extend(marks or ())
     await response(scope, receive, send)
 
 

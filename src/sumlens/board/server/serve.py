@@ -28,6 +28,7 @@ from types import FrameType
 import uvicorn
 
 from sumlens.board.server.app import create_app
+from sumlens.board.server.daemon import exposure_warning
 from sumlens.board.settings import BoardSettings
 
 _log = logging.getLogger("sumlens.board")
@@ -56,12 +57,9 @@ def serve(
 ) -> None:
     """Serve until interrupted or until ``stop`` is set (blocks); the state is saved. With
     ``exit_when_done``, requests still computing then end the process (module docstring)."""
-    if not settings.binds_locally:
-        _log.warning(
-            "the dashboard listens on %s: anyone who can reach this machine can read the "
-            "runs; requests must name it in their Host header (--allowed-hosts)",
-            settings.host,
-        )
+    warning = exposure_warning(settings)
+    if warning is not None:
+        _log.warning("%s", warning)
     server = _Server(
         uvicorn.Config(
             create_app(settings),
@@ -70,6 +68,9 @@ def serve(
             log_level="warning",
             access_log=False,
             lifespan="on",
+            # who sent a request is the peer, not a header: the gate believes X-Forwarded-*
+            # from --trusted-proxies only (uvicorn would take them from any local peer)
+            proxy_headers=False,
             timeout_graceful_shutdown=SHUTDOWN_GRACE,
         )
     )

@@ -6,10 +6,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from sumlens.board.data.annotations import Annotation
 from sumlens.board.data.surface import ReadSurface
 from sumlens.board.snapshot.content import collect
 from sumlens.board.snapshot.page import render
+from sumlens.board.state.annotation_checks import Annotation
 
 
 def build(

@@ -31,7 +31,6 @@ from typing import Any
 
 import numpy as np
 
-from sumlens.board.data.annotations import EMPTY, Annotation
 from sumlens.board.data.surface import ReadSurface, Samples
 from sumlens.board.errors import NotFound, QueryError, ValueUnreadable
 from sumlens.board.query.curves import METHODS, Method
@@ -41,6 +40,7 @@ from sumlens.board.query.scalar_series import scalar_series
 from sumlens.board.query.selection import compile_pattern, select
 from sumlens.board.query.xaxis import XAxis
 from sumlens.board.responses import image_media_type
+from sumlens.board.state.annotation_checks import EMPTY, Annotation
 from sumlens.io import Image
 
 

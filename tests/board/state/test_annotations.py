@@ -1,60 +1,87 @@
-"""The run annotations' store (``board/data/annotations.py``): what it keeps survives a new
-store over the same file, base directories do not see each other's, nothing is written
-until something is annotated, an import merges all or nothing, and every bad field is
-refused with its name."""
+"""The run annotations' store (``board/state/annotations.py``) on each database: what it
+keeps survives a new store over the same state, base directories do not see each other's,
+nothing is written until something is annotated, an import merges all or nothing, and
+every bad field is refused with its name."""
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from sumlens.board.data.annotations import (
+from sumlens.board.errors import QueryError
+from sumlens.board.state import FILE_NAME, SharedState, open_state
+from sumlens.board.state.annotation_checks import (
     EMPTY,
-    FILE_NAME,
     MAX_NOTE_CHARS,
     MAX_TAG_CHARS,
     MAX_TAGS,
     Annotation,
     parse_annotation,
     parse_import,
-    workspace_store,
 )
-from sumlens.board.errors import QueryError
+from sumlens.board.state.annotations import AnnotationStore
+
+Opener = Callable[[Path, str], AnnotationStore]
+
+
+@pytest.fixture
+def store_of(state_url: str | None) -> Iterator[Opener]:
+    """Opens the annotations of a base directory in a workspace, over the test's one state
+    (a workspace's SQLite file, or one PostgreSQL database); closed after the test."""
+    opened: list[SharedState] = []
+
+    def store(workspace: Path, base_dir: str) -> AnnotationStore:
+        opened.append(open_state(workspace, base_dir, state_url))
+        return opened[-1].annotations
+
+    yield store
+    for state in opened:
+        state.close()
 
 
 def _body(tags: object = (), note: object = "", colour: object = None) -> dict:
     return {"tags": list(tags) if isinstance(tags, tuple) else tags, "note": note, "colour": colour}
 
 
-def test_annotations_survive_a_new_store_and_stay_in_the_workspace(tmp_path: Path) -> None:
+def test_annotations_survive_a_new_store_and_stay_in_the_workspace(
+    tmp_path: Path, store_of: Opener, state_url: str | None
+) -> None:
     workspace = tmp_path / "workspace"
-    store = workspace_store(workspace, "/logs/a")
+    store = store_of(workspace, "/logs/a")
     assert store.get("./r1") == EMPTY
     assert not workspace.exists()  # nothing annotated: nothing written
     before = store.version
     stored = store.put("./r1", Annotation(("baseline", "lr=0.1"), "diverged at 3k", "#1f77b4"))
     assert store.version == before + 1
     store.put("./r2", Annotation(("ablation",)))
-    assert [path.name for path in workspace.iterdir()] == [FILE_NAME]
+    if state_url is None:
+        assert [path.name for path in workspace.iterdir()] == [FILE_NAME]
+    else:
+        assert not workspace.exists()  # all in the database
 
-    again = workspace_store(workspace, "/logs/a")
+    again = store_of(workspace, "/logs/a")
     assert again.get("./r1") == stored
     assert list(again.all()) == ["./r1", "./r2"]
-    assert workspace_store(workspace, "/logs/b").all() == {}  # another base directory
+    assert store_of(workspace, "/logs/b").all() == {}  # another base directory
 
     unchanged = again.version
     again.put("./r1", stored)  # the same again: no change, no version
     assert again.version == unchanged
     again.put("./r2", EMPTY)  # an empty annotation removes the row
-    assert list(workspace_store(workspace, "/logs/a").all()) == ["./r1"]
-    with sqlite3.connect(workspace / FILE_NAME) as db:
-        assert db.execute("SELECT location FROM run_annotations").fetchall() == [("/logs/a/r1",)]
+    assert list(store_of(workspace, "/logs/a").all()) == ["./r1"]
+    if state_url is None:
+        with sqlite3.connect(workspace / FILE_NAME) as db:
+            rows = db.execute("SELECT location FROM run_annotations").fetchall()
+        assert rows == [("/logs/a/r1",)]
 
 
-def test_an_import_merges_tags_and_takes_the_note_and_colour_it_gives(tmp_path: Path) -> None:
-    store = workspace_store(tmp_path, "/logs")
+def test_an_import_merges_tags_and_takes_the_note_and_colour_it_gives(
+    tmp_path: Path, store_of: Opener
+) -> None:
+    store = store_of(tmp_path, "/logs")
     store.put("./a", Annotation(("seed=1",), "mine", "#000000"))
     store.put("./b", Annotation(("keep",), "kept note"))
     counts = store.merge(
@@ -67,15 +94,44 @@ def test_an_import_merges_tags_and_takes_the_note_and_colour_it_gives(tmp_path: 
     assert counts == {"added": 1, "updated": 1, "unchanged": 1, "group_colours": 0}
     assert store.get("./a") == Annotation(("seed=1", "good"), "mine", "#000000")
     assert store.get("./c") == Annotation(("new",), "theirs", "#abcdef")
-    assert workspace_store(tmp_path, "/logs").all() == store.all()
+    assert store_of(tmp_path, "/logs").all() == store.all()
 
 
-def test_an_import_that_would_pass_the_tag_limit_imports_nothing(tmp_path: Path) -> None:
-    store = workspace_store(tmp_path, "/logs")
+def test_an_import_that_would_pass_the_tag_limit_imports_nothing(
+    tmp_path: Path, store_of: Opener
+) -> None:
+    store = store_of(tmp_path, "/logs")
     store.put("./a", Annotation(tuple(f"t{i}" for i in range(MAX_TAGS))))
+    version = store.version
     with pytest.raises(QueryError, match=r"annotations\['./a'\]\.tags.*nothing was imported"):
         store.merge({"./b": Annotation(("x",)), "./a": Annotation(("one more",))})
     assert "./b" not in store.all()
+    assert "./b" not in store_of(tmp_path, "/logs").all()
+    assert store.version == version  # rolled back, the counter too
+
+
+def test_an_import_merges_into_what_another_store_wrote(tmp_path: Path, store_of: Opener) -> None:
+    """A store whose copy is old (another replica wrote since) merges into what is stored,
+    not into its copy: the other's tags are kept."""
+    mine, theirs = store_of(tmp_path, "/logs"), store_of(tmp_path, "/logs")
+    mine.put("./a", Annotation(("first",)))
+    assert theirs.get("./a") == Annotation(("first",))
+    mine.put("./a", Annotation(("first", "second")))
+    counts = theirs.merge({"./a": Annotation(("third",))})  # theirs still holds ("first",)
+    assert counts["updated"] == 1
+    assert theirs.get("./a").tags == ("first", "second", "third")
+
+
+def test_group_colours_are_kept_per_base_directory(tmp_path: Path, store_of: Opener) -> None:
+    store = store_of(tmp_path, "/logs")
+    assert store.put_group_colour("lr=0.1", "#aa3377") == "#aa3377"
+    version = store.version
+    assert store.put_group_colour("lr=0.1", "#aa3377") == "#aa3377"
+    assert store.version == version  # unchanged: no write
+    assert store_of(tmp_path, "/logs").group_colours() == {"lr=0.1": "#aa3377"}
+    assert store_of(tmp_path, "/other").group_colours() == {}
+    store.put_group_colour("lr=0.1", None)
+    assert store_of(tmp_path, "/logs").group_colour("lr=0.1") is None
 
 
 def test_a_body_is_checked_and_normalised() -> None:
