@@ -1,7 +1,9 @@
 // app.js: the entry point, the page's shell. From the views registered in views.js it builds
 // the nav links and a section per view, links their stylesheets, and makes each view: those
 // marked `eager` at once, the others when first shown (core/lazyview.js). It then wires the
-// URL state, the header and the auto-refresh poller to them.
+// URL state, the header and the auto-refresh poller to them; and the team's parts of the
+// header: who is signed in (widgets/sessionbadge.js), the saved views
+// (widgets/savedviews.js), and the nav links of views the role may see (core/session.js).
 //
 // Everything is made while this module runs, so the page is whole when it has loaded (the
 // stylesheets linked here hold the load event back until they apply). The eager views are
@@ -11,6 +13,7 @@
 import { el } from './core/dom.js';
 import { LazyView } from './core/lazyview.js';
 import { Poller } from './core/poller.js';
+import { loadSession, restoreReturnHash, subscribe } from './core/session.js';
 import { Store } from './core/state.js';
 import { StorageStatus } from './core/storagestatus.js';
 import { themeToggle } from './core/theme.js';
@@ -18,9 +21,12 @@ import { DashboardView } from './dashboard/dashboard.js';
 import { RunList } from './runs/runlist.js';
 import { ScalarsView } from './scalars/scalars.js';
 import { VIEWS } from './views.js';
+import { SavedViews } from './widgets/savedviews.js';
+import { sessionBadge } from './widgets/sessionbadge.js';
 
 const EAGER = { RunList, ScalarsView, DashboardView }; // by the names views.js exports
 
+restoreReturnHash(); // before the URL state is read: the address a sign-in interrupted
 const store = new Store();
 const nav = document.querySelector('nav');
 const main = document.querySelector('main');
@@ -115,6 +121,17 @@ document.getElementById('auto-refresh').addEventListener('change', (event) => {
   poller.setEnabled(event.target.checked);
 });
 document.getElementById('refresh').addEventListener('click', () => poller.refresh(true));
+new SavedViews(document.getElementById('saved-views'));
+sessionBadge(document.getElementById('session'));
+subscribe((session) => {
+  for (const link of navLinks) {
+    const least = VIEWS.find((view) => view.name === link.dataset.view).role;
+    link.hidden = Boolean(least) && !session.hasRole(least);
+  }
+  // the auth mode once the session is known ('' before; 'unknown' when it could not be read)
+  if (session.loaded) document.documentElement.dataset.session = session.mode() ?? 'unknown';
+});
+loadSession();
 themeToggle(document.getElementById('theme-toggle'));
 // a page changed a run's annotation (its colour ...): show it at once, not at the next poll
 document.addEventListener('sumlens:runs-changed', () => poller.refresh(true));

@@ -20,6 +20,8 @@
 //   eager     loaded with the page, imported by app.js (Runs, Scalars, the run dashboard);
 //             else loaded when the view is first shown (core/lazyview.js)
 //   styles    its stylesheets (paths under static/), loaded with the page after style.css
+//   role      the least role that may see the view (core/session.js): its nav link is
+//             hidden from the others (the Audit view: editors and admins)
 //   param     the URL parameter holding the view's own settings, a JSON object in
 //             state[name] that the view checks itself
 //   plugin    a plugin view (pluginview/): the plugin whose tags it shows (their ticks are the
@@ -152,6 +154,16 @@ export const VIEWS = [
     styles: ['landscape/landscape.css'],
     param: 'land',
     cards: [{ kind: 'landscape', title: 'Loss landscape', other: 'landscape', counted: true }],
+  },
+  {
+    name: 'audit',
+    nav: 'Audit',
+    hint: 'Who changed what: the audit log',
+    title: 'Audit log',
+    module: 'audit/audit.js',
+    exported: 'AuditView',
+    styles: ['audit/audit.css'],
+    role: 'editor',
   },
   {
     name: 'run',

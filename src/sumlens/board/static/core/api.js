@@ -1,15 +1,33 @@
 // api.js: how the pages talk HTTP to the board server: the run list and the scalars, and the
 // kept samples, images, histograms and tensors of the plugin pages; the graph, lineage and
-// landscape views call getJSON for their own routes, and the writes (annotations, colours)
-// go through sendJSON. No other module calls fetch (eslint.config.mjs fails one that does).
+// landscape views call getJSON for their own routes, and the writes (annotations, colours,
+// saved views, a run's state) go through sendJSON. No other module calls fetch
+// (eslint.config.mjs fails one that does).
 //
 // Every URL is built relative to document.baseURI (the page's own directory), never from
 // "/api": behind a reverse proxy with --url-path-prefix /p the page lives at /p/ and the
 // API at /p/api/v1/, and both resolve the same way. An error is an ApiError carrying the
 // server's one-line `detail`, which the pages show as text (a bad tensor slice is
 // explained where it was typed).
+//
+// A 401 or 403 is also told to the listeners of onRefused (core/session.js): a 401 means
+// the sign-in has lapsed, a 403 from a write that the session the page holds is out of date.
 
 const API_BASE = new URL('api/v1/', document.baseURI);
+const refusedListeners = new Set();
+
+/**
+ * Call `listener(status, write)` whenever the server answers 401 or 403 (`write`: the
+ * request was not a GET).
+ */
+export function onRefused(listener) {
+  refusedListeners.add(listener);
+}
+
+function tellRefused(status, write) {
+  if (status !== 401 && status !== 403) return;
+  for (const listener of refusedListeners) listener(status, write);
+}
 
 /** An HTTP error from the API, carrying the server's one-line `detail`. */
 export class ApiError extends Error {
@@ -59,22 +77,31 @@ async function fetchOk(path, params, signal) {
   // no-cache: revalidate every time, so polling never shows a stale run list, nor a live
   // run a stale answer.
   const response = await fetch(apiUrl(path, params), { signal, cache: 'no-cache' });
-  if (!response.ok) throw await apiError(response);
+  if (!response.ok) {
+    tellRefused(response.status, false);
+    throw await apiError(response);
+  }
   return response;
 }
 
 /**
- * Send `body` as JSON with `method` (PUT, POST) to `path` under /api/v1 with `params`; the
- * answer's JSON, or an ApiError carrying the server's `detail` if not ok.
+ * Send `body` as JSON with `method` (PUT, POST, DELETE) to `path` under /api/v1 with
+ * `params` (no body when `body` is undefined); the answer's JSON (null when it has none), or
+ * an ApiError carrying the server's `detail` if not ok.
  */
 export async function sendJSON(method, path, params, body) {
-  const response = await fetch(apiUrl(path, params), {
-    method,
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  if (!response.ok) throw await apiError(response);
-  return response.json();
+  const init = { method };
+  if (body !== undefined) {
+    init.headers = { 'Content-Type': 'application/json' };
+    init.body = JSON.stringify(body);
+  }
+  const response = await fetch(apiUrl(path, params), init);
+  if (!response.ok) {
+    tellRefused(response.status, true);
+    throw await apiError(response);
+  }
+  const text = await response.text();
+  return text ? JSON.parse(text) : null;
 }
 
 /** GET `path` under /api/v1 with `params` ([name, value] pairs) as JSON; an ApiError if not ok. */

@@ -2,7 +2,7 @@
 //
 // The hash is the single source of truth, so a reload or a shared link gives the same view:
 //   #/scalars?run=./a&run=./b&tags=loss&smoothing=0.9&axis=wall&log=1&zoom={"loss":{...}}
-//   #/runs?runtag=baseline&q=lr
+//   #/runs?runtag=baseline&q=lr&hidden=1
 //   #/images?run=./a&off=image:input&at=[["image","./a",0,"img",40]]&bright=120
 //   #/tensors?run=./a&slice=[["./a",null,"act","[1,:,:]"]]&bins=50
 // Only values that differ from the defaults are written. Changing the view pushes a history
@@ -39,6 +39,7 @@ const DEFAULTS = Object.freeze({
   desc: false,
   tags: '', // tag filter (regular expression)
   runtag: '', // run list: show only the runs with this run tag (runs/annotations.js)
+  showHidden: false, // run list: show the hidden and archived runs too (runs/lifecycle.js)
   smoothing: 0.6,
   axis: 'step',
   xtag: '', // scalars: a scalar tag as the x axis, joined on step (overrides `axis` there)
@@ -158,6 +159,7 @@ export function parseHash(hash) {
     desc: params.get('desc') === '1',
     tags: params.get('tags') ?? DEFAULTS.tags,
     runtag: params.get('runtag') ?? DEFAULTS.runtag,
+    showHidden: params.get('hidden') === '1',
     smoothing: Number.isFinite(smoothing)
       ? Math.min(Math.max(smoothing, 0), MAX_SMOOTHING)
       : DEFAULTS.smoothing,
@@ -192,6 +194,7 @@ export function formatHash(state) {
   if (state.desc) params.set('desc', '1');
   if (state.tags) params.set('tags', state.tags);
   if (state.runtag) params.set('runtag', state.runtag);
+  if (state.showHidden) params.set('hidden', '1');
   if (state.smoothing !== DEFAULTS.smoothing) params.set('smoothing', String(state.smoothing));
   if (state.axis !== DEFAULTS.axis) params.set('axis', state.axis);
   if (state.xtag) params.set('xtag', state.xtag);

@@ -25,7 +25,7 @@ export class StorageStatus {
     if (this.busy) return;
     this.busy = true;
     try {
-      const health = await getJSON('/api/v1/health');
+      const health = await getJSON('health', []);
       this.show(health.requests);
     } catch {
       // the run list's poll reports an unreachable server

@@ -27,6 +27,7 @@ import {
 import { collator, el, formatTime, plural } from '../core/dom.js';
 import { PREVIEW_CURVES, ridgeFigure, scalarPreviewFigure } from '../plots/figures.js';
 import { clearSketch, drawSketch } from '../plots/sketch.js';
+import { gate } from '../core/session.js';
 import { AnnotationEditor, NO_ANNOTATION } from '../runs/annotations.js';
 import { CARDS } from '../views.js';
 import { PALETTE } from '../widgets/colours.js';
@@ -258,13 +259,17 @@ export class DashboardView {
     this.annotation.hidden = !run;
     if (!run) return;
     const { tags, note } = run.annotation ?? NO_ANNOTATION;
-    const edit = el('button', {
-      class: 'button dash-edit-annotation',
-      type: 'button',
-      text: tags.length || note ? 'Edit tags and note' : 'Add tags and a note',
-      title: `Edit the tags and note of ${run.id}`,
-      onclick: () => this.editor.open(run),
-    });
+    const edit = gate(
+      el('button', {
+        class: 'button dash-edit-annotation',
+        type: 'button',
+        text: tags.length || note ? 'Edit tags and note' : 'Add tags and a note',
+        title: `Edit the tags and note of ${run.id}`,
+        onclick: () => this.editor.open(run),
+      }),
+      'write',
+      { hide: true },
+    );
     this.annotation.replaceChildren(
       ...tags.map((tag) =>
         el('a', {

@@ -5,6 +5,11 @@
 // URL's `runtag`, so a reload or a shared link keeps it), and the whole set downloads as
 // JSON and imports from such a file (a team's shared tags).
 //
+// Runs the team hid or archived (runs/lifecycle.js: the buttons acting on the selected
+// runs, and the admin's Trash panel, runs/trash.js) leave the list unless its switch (the
+// URL's `hidden`) shows them, badged with their state. What the user's role cannot do is
+// hidden or disabled, and one line under the toolbar says why (core/session.js).
+//
 // At laptop width (1440 px) a run's whole name shows: its column takes the room the
 // times gave up (the time of day today, the day this year, else the date; the full time on
 // hover), and a name too long for it still shows its end (where runs of one directory
@@ -26,6 +31,7 @@ import {
   rowWindow,
 } from '../core/dom.js';
 import { ApiError, fetchRuns } from '../core/api.js';
+import { gate, whyNote } from '../core/session.js';
 import { naturalComparer } from '../core/natural.js';
 import { CARDS } from '../views.js';
 import {
@@ -34,6 +40,8 @@ import {
   importAnnotations,
   NO_ANNOTATION,
 } from './annotations.js';
+import { RunActions } from './lifecycle.js';
+import { TrashPanel } from './trash.js';
 
 const ROW_HEIGHT = 36; // px; must match .run-row in runs.css
 const OVERSCAN = 6; // rows rendered beyond each edge of the viewport
@@ -116,6 +124,16 @@ function warnings(run) {
   return out;
 }
 
+/** The badge of a run's state (hidden, archived): [] for a run listed as usual. */
+function stateBadges(run) {
+  if (!run.state) return [];
+  return [el('span', {
+    class: `badge run-state ${run.state}`,
+    title: `This run is ${run.state}: it is listed only while hidden and archived runs are shown`,
+    text: run.state,
+  })];
+}
+
 /** Every run tag in `runs` with how many runs have it, in natural order. */
 function tagCounts(runs) {
   const counts = new Map();
@@ -161,6 +179,7 @@ export class RunList {
     this.store = store;
     this.runs = [];
     this.shown = [];
+    this.unlisted = 0; // runs hidden or archived, not listed now
     this.loaded = false;
     this.pool = [];
     this.generation = 0; // bumped whenever what a row shows may have changed
@@ -278,14 +297,24 @@ export class RunList {
       onclick: () =>
         downloadAnnotations().catch((err) => this.#say(`Not exported: ${err.message}`, true)),
     });
-    const importButton = el('button', {
-      class: 'button',
-      type: 'button',
-      title: 'Add the tags and notes of a file exported by "Export tags"',
-      text: 'Import tags',
-      onclick: () => this.importInput.click(),
-    });
+    const importButton = gate(
+      el('button', {
+        class: 'button import-annotations',
+        type: 'button',
+        title: 'Add the tags and notes of a file exported by "Export tags"',
+        text: 'Import tags',
+        onclick: () => this.importInput.click(),
+      }),
+      'admin',
+    );
     this.message = el('p', { class: 'annotation-message', role: 'status', hidden: true });
+    this.showHidden = el('input', {
+      type: 'checkbox',
+      class: 'show-hidden',
+      onchange: () => this.store.set({ showHidden: this.showHidden.checked }),
+    });
+    this.actions = new RunActions(this.store);
+    this.trash = new TrashPanel();
     this.editor = new AnnotationEditor(root, (id, annotation) => {
       const run = this.runs.find((each) => each.id === id);
       if (run) run.annotation = annotation; // shown now; the reload brings it to every view
@@ -359,15 +388,26 @@ export class RunList {
         { class: 'toolbar' },
         el('div', { class: 'search' }, this.search, this.regexToggle),
         this.tagSelect,
+        el(
+          'label',
+          { class: 'switch', title: 'List the runs hidden or archived too' },
+          this.showHidden,
+          'Show hidden and archived',
+        ),
         this.count,
         el('span', { class: 'grow' }),
+        ...this.actions.elements,
+        this.trash.toggle,
         exportLink,
         importButton,
         this.importInput,
         this.clear,
         this.compare,
       ),
+      whyNote('write', 'why-note runs-why'),
       this.message,
+      this.actions.message,
+      this.trash.panel,
       el('div', { class: 'run-table', role: 'table', 'aria-label': 'Runs' }, head, this.viewport),
       this.empty,
     );
@@ -377,7 +417,7 @@ export class RunList {
     this.#syncControls(state);
     if (changed.has('runtag')) this.#fillTagFilter();
     // Any change may alter the rows' links (they carry the state), so rows are redrawn.
-    if (['q', 'regex', 'sort', 'desc', 'runtag'].some((key) => changed.has(key))) {
+    if (['q', 'regex', 'sort', 'desc', 'runtag', 'showHidden'].some((key) => changed.has(key))) {
       this.viewport.scrollTop = 0; // a new search or order starts at the top
       this.#refilter();
     } else this.#changed();
@@ -397,6 +437,8 @@ export class RunList {
     this.compare.classList.toggle('disabled', !n);
     this.compare.setAttribute('aria-disabled', String(!n));
     this.clear.hidden = !n;
+    this.showHidden.checked = state.showHidden;
+    this.actions.sync(state.runs);
   }
 
   #refilter() {
@@ -417,11 +459,13 @@ export class RunList {
     }
     const tag = this.tagFilter;
     const tagged = tag ? (run) => (run.annotation?.tags ?? []).includes(tag) : () => true;
+    const listed = this.store.state.showHidden ? () => true : (run) => !run.state;
     this.shown = sortRuns(
-      this.runs.filter((run) => match(run) && tagged(run)),
+      this.runs.filter((run) => listed(run) && match(run) && tagged(run)),
       sort,
       desc,
     );
+    this.unlisted = this.store.state.showHidden ? 0 : this.runs.filter((run) => run.state).length;
     this.spacer.style.height = `${this.shown.length * ROW_HEIGHT}px`;
     this.#changed();
   }
@@ -439,10 +483,14 @@ export class RunList {
       : 'Select every run shown';
     this.count.textContent =
       `${formatCount(this.shown.length)} of ${plural(this.runs.length, 'run')}` +
-      (selected.size ? ` · ${formatCount(selected.size)} selected` : '');
+      (selected.size ? ` · ${formatCount(selected.size)} selected` : '') +
+      (this.unlisted ? ` · ${formatCount(this.unlisted)} hidden or archived` : '');
     this.empty.hidden = this.shown.length > 0;
     if (!this.loaded) this.empty.textContent = 'Loading runs…';
-    else if (!this.runs.length) {
+    else if (this.unlisted === this.runs.length && this.runs.length) {
+      this.empty.textContent =
+        'Every run is hidden or archived: "Show hidden and archived" lists them.';
+    } else if (!this.runs.length) {
       this.empty.textContent = this.loading
         ? 'Looking for runs…'
         : `No runs yet under ${this.baseDir}. ` +
@@ -522,6 +570,7 @@ export class RunList {
     c.status.title = run.error ?? '';
     c.ranks.textContent = run.ranks.length ? run.ranks.join(', ') : '—';
     c.warnings.replaceChildren(
+      ...stateBadges(run),
       ...warnings(run).map(([label, tip, kind]) =>
         el('span', { class: `badge ${kind}`, title: tip, text: label }),
       ),
@@ -550,13 +599,17 @@ export class RunList {
     const noteText = note
       ? [el('span', { class: 'run-note muted', title: note, text: note })]
       : [];
-    const edit = el('button', {
-      class: 'icon-button edit-annotation',
-      type: 'button',
-      title: `Edit the tags and note of ${run.id}`,
-      'aria-label': `Edit the tags and note of ${run.id}`,
-      text: '✎',
-    });
+    const edit = gate(
+      el('button', {
+        class: 'icon-button edit-annotation',
+        type: 'button',
+        title: `Edit the tags and note of ${run.id}`,
+        'aria-label': `Edit the tags and note of ${run.id}`,
+        text: '✎',
+      }),
+      'write',
+      { hide: true },
+    );
     cell.replaceChildren(edit, ...chips, ...noteText);
   }
 

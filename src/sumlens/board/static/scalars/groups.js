@@ -16,10 +16,12 @@
 // views.js `param`), so a reload or a shared link groups the same way. A group's colour
 // follows from its name (colours.js) unless one was chosen with its swatch among the
 // controls: that colour is kept in the workspace (PUT /api/v1/group-colour) and comes back
-// as the group's `colour` in each groups answer.
+// as the group's `colour` in each groups answer. Those whose role cannot write see the
+// swatches but cannot change them (core/session.js).
 
 import { ApiError, apiUrl, getJSON, sendJSON } from '../core/api.js';
 import { el } from '../core/dom.js';
+import { gate } from '../core/session.js';
 import { BAND_LABELS } from '../widgets/grouptraces.js';
 
 export const GROUP_BY = ['regex', 'tag', 'field'];
@@ -200,33 +202,41 @@ export class GroupControls {
     this.swatches.replaceChildren(
       ...names.map((name) => {
         const { colour, chosen } = this.shownGroups.get(name);
-        const input = el('input', {
-          type: 'color',
-          class: 'colour-input group-colour-input',
-          value: colour,
-          'aria-label': `Colour of group ${name}`,
-          onchange: () => this.#saveColour(name, input.value),
-        });
+        const input = gate(
+          el('input', {
+            type: 'color',
+            class: 'colour-input group-colour-input',
+            value: colour,
+            'aria-label': `Colour of group ${name}`,
+            onchange: () => this.#saveColour(name, input.value),
+          }),
+          'write',
+        );
         const reset = chosen
-          ? el('button', {
-              type: 'button',
-              class: 'icon-button group-colour-reset',
-              text: '↺',
-              title: 'Back to the automatic colour',
-              'aria-label': `Automatic colour for group ${name}`,
-              onclick: () => this.#saveColour(name, null),
-            })
+          ? gate(
+              el('button', {
+                type: 'button',
+                class: 'icon-button group-colour-reset',
+                text: '↺',
+                title: 'Back to the automatic colour',
+                'aria-label': `Automatic colour for group ${name}`,
+                onclick: () => this.#saveColour(name, null),
+              }),
+              'write',
+              { hide: true },
+            )
           : null;
+        const label = el(
+          'label',
+          { class: 'swatches', title: `Choose the colour of group ${name}` },
+          el('span', { class: 'swatch', style: `background:${colour}` }),
+          el('span', { class: 'group-colour-name', text: name }),
+          input,
+        );
         return el(
           'span',
           { class: 'group-colour', dataset: { group: name } },
-          el(
-            'label',
-            { class: 'swatches', title: `Choose the colour of group ${name}` },
-            el('span', { class: 'swatch', style: `background:${colour}` }),
-            el('span', { class: 'group-colour-name', text: name }),
-            input,
-          ),
+          gate(label, 'write'),
           reset,
         );
       }),

@@ -7,10 +7,13 @@
 // counts); the sidebar owns the frame: heading, "Edit selection" link, that note, the
 // button taking a run out of the view, and each run's colour picker (its swatches, which
 // save the chosen colour as the run's annotation in the workspace: PUT
-// /api/v1/annotation, then the page reloads the run list to recolour every view).
+// /api/v1/annotation, then the page reloads the run list to recolour every view). Those
+// whose role cannot write see the colours but cannot change them, and the sidebar's note
+// says why (core/session.js).
 
 import { sendJSON } from '../core/api.js';
 import { el } from '../core/dom.js';
+import { gate, whyNote } from '../core/session.js';
 import { chosenColour } from './colours.js';
 import { DEFAULT_RUNS, ShownNote, holding, shownRuns } from './shownruns.js';
 
@@ -72,32 +75,40 @@ export class RunsSidebar {
    * a button back to the automatic colour.
    */
   swatches(id, styles, entry) {
-    const input = el('input', {
-      type: 'color',
-      class: 'colour-input',
-      value: styles[0].colour,
-      'aria-label': `Colour of ${id}`,
-      onchange: () => this.#saveColour(id, entry, input.value),
-    });
+    const input = gate(
+      el('input', {
+        type: 'color',
+        class: 'colour-input',
+        value: styles[0].colour,
+        'aria-label': `Colour of ${id}`,
+        onchange: () => this.#saveColour(id, entry, input.value),
+      }),
+      'write',
+    );
     const swatches = styles.map(({ colour, label }) =>
       el('span', { class: 'swatch', title: label, style: `background:${colour}` }),
     );
     const reset = chosenColour(entry)
-      ? el('button', {
-          class: 'icon-button colour-reset',
-          type: 'button',
-          title: 'Back to the automatic colour',
-          'aria-label': `Automatic colour for ${id}`,
-          text: '↺',
-          onclick: () => this.#saveColour(id, entry, null),
-        })
+      ? gate(
+          el('button', {
+            class: 'icon-button colour-reset',
+            type: 'button',
+            title: 'Back to the automatic colour',
+            'aria-label': `Automatic colour for ${id}`,
+            text: '↺',
+            onclick: () => this.#saveColour(id, entry, null),
+          }),
+          'write',
+          { hide: true },
+        )
       : null;
-    return el(
-      'span',
-      { class: 'colour-pick' },
-      el('label', { class: 'swatches', title: `Choose the colour of ${id}` }, ...swatches, input),
-      reset,
+    const label = el(
+      'label',
+      { class: 'swatches', title: `Choose the colour of ${id}` },
+      ...swatches,
+      input,
     );
+    return el('span', { class: 'colour-pick' }, gate(label, 'write'), reset);
   }
 
   /** Store `colour` (#rrggbb, null: automatic) in run `id`'s annotation, keeping the rest. */
@@ -124,6 +135,7 @@ export class RunsSidebar {
         { class: 'sidebar' },
         el('div', { class: 'sidebar-head' }, el('h2', { text: 'Runs' }), this.editLink),
         this.note.element,
+        whyNote('write', 'why-note sidebar-why'),
         this.problem,
         this.list,
       ),

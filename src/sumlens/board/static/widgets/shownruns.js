@@ -1,6 +1,7 @@
 // shownruns.js: which runs a view shows, and the line saying so. One rule for every view:
 // the selected runs when any is; while none is, the most recently updated runs holding the
-// view's kind of data, as TensorBoard shows every run. Views of several runs (Scalars, the
+// view's kind of data, as TensorBoard shows every run (never a run the team hid or
+// archived: runs/lifecycle.js). Views of several runs (Scalars, the
 // plugin views) show up to DEFAULT_RUNS of them; views of one run at a time (Graph,
 // Landscape, the run dashboard) show the most recent one and keep showing it while it
 // holds the data, so two live runs never take turns on the page.
@@ -38,7 +39,7 @@ export function shownRuns(selected, meta, holds, count = DEFAULT_RUNS, before = 
   const newest = []; // at most `count` entries, most recent first
   let among = 0;
   for (const run of meta.values()) {
-    if (!holds(run)) continue;
+    if (run.state || !holds(run)) continue;
     among += 1;
     if (newest.length === count && !newer(run, newest[newest.length - 1])) continue;
     let at = newest.length;
@@ -48,7 +49,7 @@ export function shownRuns(selected, meta, holds, count = DEFAULT_RUNS, before = 
   }
   const runs = newest.map((run) => run.id).sort(collator.compare);
   const kept = count === 1 && before.length === 1 ? meta.get(before[0]) : undefined;
-  if (kept && holds(kept) && kept.id !== runs[0]) {
+  if (kept && !kept.state && holds(kept) && kept.id !== runs[0]) {
     return { runs: [kept.id], implicit: true, among, newest: false };
   }
   return { runs, implicit: true, among, newest: true };
