@@ -49,9 +49,10 @@ BOARD_MAY_IMPORT = frozenset({"io"})
 """The dashboard reads what training wrote through the readers, and nothing else."""
 
 ENTRY_POINTS: dict[str, frozenset[str]] = {
-    "__init__": frozenset({"summary", "train", "landscape", "writer"}),
+    "__init__": frozenset({"summary", "train", "landscape", "writer", "notebook"}),
     "__main__": frozenset({"cli"}),
     "cli": frozenset({"board", "io"}),
+    "notebook": frozenset({"board", "io"}),
     "ops": frozenset({"graph", "summary"}),
 }
 """Public top-level modules and what each may import (besides private top-level modules)."""

@@ -6,7 +6,7 @@ Pillow, while ``import sumlens`` (and ``sumlens.io``, the readers' entry point) 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sumlens._lazy import lazy_names
 from sumlens._log import logger
@@ -83,3 +83,12 @@ __getattr__ = lazy_names(
         if name not in ("__version__", "logger")
     },
 )
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext sumlens``: register the ``%sumlens`` line magic, which shows the dashboard
+    under the cell (:mod:`sumlens.notebook`, imported only now: ``import sumlens`` stays
+    light)."""
+    from sumlens.notebook import load_magic
+
+    load_magic(ipython)
