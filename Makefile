@@ -14,7 +14,7 @@ MI_STAMP   := $(MI_VENV)/.sumlens-installed-mindinsight-$(MI_VERSION)
 MINDINSIGHT_BIN := $(MI_VENV)/bin/mindinsight
 
 .PHONY: demo test lint lint-js npm chromium-check proto bench bench-anchors bench-write bench-train bench-collector bench-thor \
-	bench-landscape bench-board bench-views bench-remote bench-snapshot mindinsight clean
+	bench-landscape bench-board bench-views bench-remote bench-snapshot bench-team mindinsight clean
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -140,6 +140,12 @@ bench-views: $(STAMP) $(NPM_STAMP) chromium-check
 # behind a proxy that delays every request by 20 ms (3 rounds, TensorBoard in one: ~25 min).
 bench-remote: $(STAMP)
 	$(PY) -m benchmarks.bench_remote
+
+# 100 clients over two replicas behind nginx (TLS, PostgreSQL, moto's S3), then one replica,
+# then two with one killed and restarted mid-load: failures, p50/p99, lost writes (needs
+# Debian's nginx and postgresql, as .ci/run installs them).
+bench-team: $(STAMP)
+	$(PY) -m benchmarks.bench_team
 
 # A 50-run snapshot file: its size and its open time in Chromium (needs Chromium too).
 bench-snapshot: $(STAMP) chromium-check
