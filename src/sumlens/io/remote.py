@@ -329,9 +329,9 @@ class FsspecStorage:
 
     def move_files(self, moves: Sequence[tuple[str, str]]) -> None:
         """Copy every file on the store (a server-side copy each, counted as a put), then
-        delete the originals in bulk: a copy that fails leaves the originals as they were
-        (the copies made are deleted again). Whether a target exists is asked with one
-        listing of the targets' common directory."""
+        delete the originals (:meth:`_delete`): a copy that fails leaves the originals as
+        they were (the copies made are deleted again). Whether a target exists is asked with
+        one listing of the targets' common directory."""
         if not moves:
             return
         targets = [target for _, target in moves]
@@ -346,9 +346,8 @@ class FsspecStorage:
             except OSError as err:
                 raise self._undo_copies(copied, source, target, err) from err
             copied.append(target)
-        sources = [source for source, _ in moves]
         try:
-            self._call(sources[0], lambda: self.fs.rm(sources))
+            self._delete([source for source, _ in moves])
         except OSError as err:
             raise OSError(
                 err.errno,
@@ -359,17 +358,27 @@ class FsspecStorage:
             self.fs.invalidate_cache()
 
     def remove_tree(self, path: str) -> None:
-        """Delete every object below ``path`` (bulk deletes); nothing when there is none."""
+        """Delete every object below ``path`` (one listing, then :meth:`_delete`); nothing
+        when there is none."""
         try:
-            self._call(path, lambda: self.fs.rm(path, recursive=True))
-        except FileNotFoundError:
-            pass  # nothing there, or another process deleted it first
+            self._delete(self._files_below(path))
         finally:
             self.fs.invalidate_cache()
 
     def remove_empty_dirs(self, path: str) -> None:
         """Nothing to do: a directory of object storage is the prefix of its objects, gone
         with the last of them."""
+
+    def _delete(self, paths: Sequence[str]) -> None:
+        """Delete each file of ``paths``, one request each; one gone already (another
+        replica purging the same folder) is not an error. Never fsspec's ``rm``: it reads a
+        path holding ``[``, ``]``, ``*`` or ``?`` as a glob pattern and deletes what that
+        matches instead (``exp[1]/f`` matches ``exp1/f``, another run's file)."""
+        for path in paths:
+            try:
+                self._call(path, partial(self.fs.rm_file, path))
+            except FileNotFoundError:
+                continue
 
     def _files_below(self, path: str) -> list[str]:
         """The paths of the files below ``path`` (none when it is not there): one listing."""
@@ -385,8 +394,7 @@ class FsspecStorage:
         """Delete the copies made before ``err``; the error saying what failed."""
         reason = f"copying {self.url(source)} to {self.url(target)} failed ({err})"
         try:
-            if copied:
-                self._call(copied[0], lambda: self.fs.rm(copied))
+            self._delete(copied)
         except OSError as cleanup:
             return OSError(
                 err.errno,

@@ -1,6 +1,8 @@
 """The storage seam's moves and deletions (:class:`~sumlens.io.storage.MoveStorage`), on the
 local disk and on a real S3 API (moto's server): all of a batch or none, a taken target
-refused before anything moves, whole trees deleted whether or not they are there."""
+refused before anything moves, whole trees deleted whether or not they are there, and a
+name that fsspec would read as a glob pattern (``exp[1]``) moving or deleting only its own
+files."""
 
 from __future__ import annotations
 
@@ -75,3 +77,29 @@ def test_remove_tree_is_idempotent(store: tuple[MoveStorage, str]) -> None:
     storage.remove_tree(f"{root}/src")
     storage.remove_tree(f"{root}/never-there")
     assert contents(storage, root) == {"taken": b"taken"}
+
+
+def test_names_that_are_glob_patterns_touch_only_their_own_files(
+    store: tuple[MoveStorage, str],
+) -> None:
+    """fsspec reads ``[ ] * ?`` in a path as a pattern (``exp[1]`` matches ``exp1``): a move
+    and a deletion of such a name must touch that name only, never what it matches."""
+    storage, root = store
+    names = ("exp[1]/f", "exp1/f", "lr*/f", "lr0/f", "a?b/f", "axb/f", "gone[1]/f", "gone1/f")
+    for name in names:
+        if isinstance(storage, FsspecStorage):
+            storage.put(f"{root}/{name}", name.encode())
+        else:
+            Path(root, name).parent.mkdir(exist_ok=True)
+            Path(root, name).write_bytes(name.encode())
+    before = contents(storage, root)
+
+    storage.move_files([(f"{root}/{name}", f"{root}/moved/{name}")
+                        for name in ("exp[1]/f", "lr*/f", "a?b/f")])  # fmt: skip
+    storage.remove_tree(f"{root}/gone[1]")
+
+    moved = {f"moved/{name}": name.encode() for name in ("exp[1]/f", "lr*/f", "a?b/f")}
+    kept = {name: data for name, data in before.items()
+            if name.partition("/")[0] not in ("exp[1]", "lr*", "a?b", "gone[1]")}  # fmt: skip
+    assert contents(storage, root) == kept | moved
+    assert {"exp1/f", "lr0/f", "axb/f", "gone1/f"} <= kept.keys()

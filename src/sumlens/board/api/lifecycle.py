@@ -8,7 +8,9 @@
   "run_id", "location", "trash_location", "at", "by", "purge_at"}``. The run leaves the run
   list at the loader's next reload. ``./`` (the base directory itself) is refused (422).
 * ``GET /trash`` answers ``{"entries": [...], "retention_days": ...}``: the entries of
-  this base directory, newest first, each with when its files will be purged.
+  this base directory's own trash, newest first, each with when its files will be purged.
+  Replicas serving nested base directories over one state (``/data`` and ``/data/proj``)
+  each list, restore and purge only the entries of their own trash.
 * ``POST /trash/restore?id=<entry id>`` moves the files back and drops the entry (409 while
   a run of that name exists again), answering the entry.
 
@@ -75,6 +77,10 @@ class RunFiles(Protocol):
         """The trash's entry folders: id -> when it was made (epoch seconds)."""
         ...
 
+    def holds(self, trash_location: str) -> bool:
+        """Whether an entry's files at ``trash_location`` lie in this base directory's trash."""
+        ...
+
 
 async def _state_body(request: Request) -> str | None:
     """The state a ``PUT /run-state`` body asks for, or a 4xx saying what is wrong."""
@@ -113,8 +119,10 @@ def make_lifecycle_router(
         }
 
     def entries() -> list[TrashEntry]:
-        """This base directory's trash entries, newest first."""
-        return runs.trashed()[::-1]
+        """This base directory's trash entries, newest first: those of its runs whose files
+        lie in its own trash (a replica serving a directory above or below this one keeps
+        its entries, and the files of their runs, in its own)."""
+        return [entry for entry in runs.trashed()[::-1] if trash.holds(entry.trash_location)]
 
     def purge_expired(now: float) -> int:
         """Purge what is older than the retention; how many entries and folders went."""

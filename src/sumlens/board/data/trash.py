@@ -99,6 +99,13 @@ class RunTrash:
         """Where the files of run ``run_id`` lie in the trash entry ``entry_id``."""
         return self._below(self.location, self._entry_rest(entry_id, run_id))
 
+    def holds(self, trash_location: str) -> bool:
+        """Whether ``trash_location`` (an entry's, as the shared state keeps it) lies in this
+        base directory's own trash. One state may serve nested base directories (``/data``
+        and ``/data/proj``, each with its trash): an entry of the other's trash is not this
+        one's to list, restore or purge, even when its run lies below this base directory."""
+        return trash_location.startswith(self._below(self.location, TRASH_DIR) + "/")
+
     def deletable(self, run_id: str) -> str:
         """The location of run ``run_id``; RunNotTrashable for the base directory (``./``)."""
         if not run_path(run_id):

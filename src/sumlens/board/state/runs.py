@@ -119,7 +119,10 @@ class RunStates:
         return state
 
     def trashed(self) -> list[TrashEntry]:
-        """The trash entries of the runs of this base directory, oldest first."""
+        """The trash entries of the runs of this base directory, oldest first: also those a
+        replica serving a directory above or below this one made, whose files lie in that
+        directory's trash (the lifecycle routes keep only the entries of this base
+        directory's own trash)."""
         condition, params = below(self._base)
         rows = self._backend.read(
             lambda tx: tx.rows(
