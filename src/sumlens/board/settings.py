@@ -27,9 +27,10 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 from sumlens.board.plugins import DEFAULT_CAPS
+from sumlens.board.state_url import StateUrlError, parse_state_url
+from sumlens.board.state_url import state_for_display as state_for_display
 
 if TYPE_CHECKING:
     from sumlens.io.storage import FileInfo, Storage
@@ -58,8 +59,7 @@ MIN_TOKEN_LENGTH = 16
 _TOKEN_NAME_RE = re.compile(r"[A-Za-z0-9._@-]+")
 _HEADER_NAME_RE = re.compile(r"[A-Za-z0-9-]+")
 _REPLICA_RE = re.compile(r"[A-Za-z0-9._:@-]{0,200}")
-_ROLE_TABLES = ("tokens", "users", "groups")
-STATE_SCHEMES = ("postgresql", "postgres")
+_ROLE_TABLES = ("tokens", "users", "emails", "groups")
 MAX_RETENTION_DAYS = 36500.0
 
 
@@ -484,7 +484,8 @@ def read_token_file(path: Path) -> dict[str, str]:
 
 def read_roles_file(path: Path) -> dict[str, Any]:
     """A roles file, checked: ``{"default": role, "tokens": {...}, "users": {...},
-    "groups": {...}}``, every role one of :data:`ROLE_NAMES` (``default`` absent: editor)."""
+    "emails": {...}, "groups": {...}}``, every role one of :data:`ROLE_NAMES` (``default``
+    absent: editor)."""
     shown = f"--roles-file {str(path)!r}"
     try:
         tomllib = importlib.import_module("tomllib")  # Python 3.11 and later
@@ -560,34 +561,15 @@ def _flag(flag: str, value: bool | None) -> bool:
 
 
 def _state(url: str | None) -> str | None:
-    """A PostgreSQL URL (checked, never shown whole), or None for SQLite."""
+    """A PostgreSQL URL libpq takes (checked by :mod:`sumlens.board.state_url`, never shown
+    whole), or None for SQLite."""
     if url is None:
         return None
-    parts = urlsplit(url) if isinstance(url, str) else None
-    if parts is None or parts.scheme not in STATE_SCHEMES or not parts.hostname:
-        shown = state_for_display(url) if isinstance(url, str) else repr(url)
-        raise BoardSettingsError(
-            f"--state {shown!r} is not allowed: use a URL postgresql://user:password@host"
-            "[:port]/database (or leave it out for SQLite in the workspace)"
-        )
     try:
-        parts.port  # noqa: B018 (a bad port raises here)
-    except ValueError:
-        raise BoardSettingsError(
-            f"--state {state_for_display(url)!r}: the port is not a number from 1 to 65535"
-        ) from None
+        parse_state_url(url)
+    except StateUrlError as err:
+        raise BoardSettingsError(str(err)) from None
     return url
-
-
-def state_for_display(url: str) -> str:
-    """``url`` with any password replaced by ``***`` (safe to print and log)."""
-    parts = urlsplit(url)
-    if "@" not in parts.netloc:
-        return url
-    credentials, _, where = parts.netloc.rpartition("@")
-    user, sep, _ = credentials.partition(":")
-    netloc = f"{user}{':***' if sep else ''}@{where}"
-    return parts._replace(netloc=netloc).geturl()
 
 
 def _retention(days: float | str | None) -> float:

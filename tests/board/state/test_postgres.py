@@ -1,7 +1,8 @@
 """The PostgreSQL backend (``board/state/postgres.py``) when things go wrong: the database
 away is a 503 naming it (never its password), a broken connection is opened again and the
-transaction run again, a replica whose listening connection broke catches up, and a setup
-that cannot work says how to fix it."""
+transaction run again, a transaction that fails on a live connection is a 503 too, a replica
+whose listening connection broke catches up, and a setup that cannot work says how to fix
+it. What the URL's password must never reach is tested in ``test_state_secrets.py``."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from sumlens.board.settings import BoardSettings
 from sumlens.board.state import open_state
 from sumlens.board.state.annotation_checks import Annotation
 from sumlens.board.state.backend import StateSetupError, StateUnavailable
-from sumlens.board.state.postgres import describe_url
+from sumlens.board.state.postgres import PostgresBackend, describe_url
 
 
 def _terminate_others(url: str) -> int:
@@ -62,6 +63,22 @@ def test_a_broken_connection_is_opened_again(tmp_path: Path, postgres_database: 
         assert _terminate_others(postgres_database) >= 1
         assert state.audit.page(1) == ([], None)  # a read: run again
         assert state.ready()
+
+
+def test_a_transaction_failing_on_a_live_connection_is_a_503(postgres_database: str) -> None:
+    url = postgres_database + "?options=-c%20lock_timeout%3D100"  # 100 ms for a lock
+    backend = PostgresBackend(url)
+    count = "SELECT COUNT(*) FROM schema_version"
+    try:
+        assert backend.ready()  # connected, the schema migrated
+        with psycopg.connect(postgres_database) as holder, holder.transaction():
+            holder.execute("LOCK TABLE schema_version IN ACCESS EXCLUSIVE MODE")
+            with pytest.raises(StateUnavailable, match="did not complete a transaction") as caught:
+                backend.read(lambda tx: tx.one(count))
+        assert caught.value.status == 503 and PASSWORD not in str(caught.value)
+        assert backend.read(lambda tx: tx.one(count)) is not None  # the same connection answers
+    finally:
+        backend.close()
 
 
 def test_a_replica_whose_listener_broke_catches_up(tmp_path: Path, postgres_database: str) -> None:

@@ -10,8 +10,16 @@ restarted, the network cut) is opened again once and the transaction run again w
 had not reached its commit; otherwise, or when the database does not answer, the caller
 gets :class:`~sumlens.board.state.backend.StateUnavailable` (HTTP 503) and nothing is
 half written. Migrations take a transaction-scoped advisory lock, so replicas starting
-together apply each one once. Nothing here ever prints the URL: :func:`describe_url` names
-the database without its password.
+together apply each one once.
+
+Nothing here ever prints the URL, and no driver text reaches an error or a log line as the
+driver wrote it: the URL is read once by :mod:`sumlens.board.state_url` (a URL sumlens does
+not take is a :class:`~sumlens.board.state.backend.StateSetupError` showing it masked),
+:func:`describe_url` names the database without user or password, and every message built
+from a driver's error has the URL's passwords taken out (:meth:`StateUrl.scrub
+<sumlens.board.state_url.StateUrl.scrub>`, as written and percent-decoded). A URL libpq
+cannot parse is said to be one, in our words only: libpq's quote the bad part, which is
+often the password.
 """
 
 from __future__ import annotations
@@ -20,10 +28,10 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, TypeVar
-from urllib.parse import parse_qs, urlsplit
 
 from sumlens.board.state.backend import Backend, Dialect, StateSetupError, StateUnavailable, Tx
 from sumlens.board.state.migrations import migrate
+from sumlens.board.state_url import StateUrlError, parse_state_url
 
 if TYPE_CHECKING:
     import psycopg
@@ -41,18 +49,15 @@ MIGRATION_LOCK = 0x73756D6C656E73
 """The advisory lock's key ("sumlens" in ASCII) held while a migration is applied."""
 CONNECT_TIMEOUT = 10
 """Seconds a connection attempt may take."""
-SCHEMES = ("postgresql://", "postgres://")
 
 
 def describe_url(url: str) -> str:
     """``postgresql host:port/database`` of ``url``: what to say of it (no user, no
-    password, no options)."""
-    parts = urlsplit(url)
-    query = parse_qs(parts.query)
-    host = parts.hostname or query.get("host", ["localhost"])[0]
-    port = f":{parts.port}" if parts.port else ""
-    database = parts.path.lstrip("/") or query.get("dbname", [""])[0]
-    return f"postgresql {host}{port}/{database}"
+    password, no options); a :class:`StateSetupError` when sumlens does not take ``url``."""
+    try:
+        return parse_state_url(url).describe()
+    except StateUrlError as err:
+        raise StateSetupError(str(err)) from None
 
 
 def _psycopg() -> Any:
@@ -103,14 +108,14 @@ class PostgresBackend(Backend):
     poll_interval = 3.0
 
     def __init__(self, url: str) -> None:
-        if not url.startswith(SCHEMES):
-            raise StateSetupError(
-                f"--state {describe_url(url)!r} is not allowed: a PostgreSQL URL starts "
-                "with postgresql:// or postgres://"
-            )
+        try:
+            parsed = parse_state_url(url)
+        except StateUrlError as err:
+            raise StateSetupError(str(err)) from None
         self._psycopg = _psycopg()
         self._url = url
-        self._where = describe_url(url)
+        self._parsed = parsed
+        self._where = parsed.describe()
         self._lock = threading.Lock()
         self._connection: psycopg.Connection[Any] | None = None
         self._listener: psycopg.Connection[Any] | None = None
@@ -173,14 +178,17 @@ class PostgresBackend(Backend):
             return result
         except self._psycopg.OperationalError as err:
             if not connection.broken and not connection.closed:
-                raise
+                raise StateUnavailable(
+                    f"the state database ({self._where}) did not complete a transaction; "
+                    f"try again ({self._said(err)})"
+                ) from None
             self._connection = None
             if retry and not committing:
                 return self._attempt(work, retry=False)
             said = "may not have been stored" if committing else "was not stored"
             raise StateUnavailable(
                 f"the state database ({self._where}) is unreachable: a change asked for "
-                f"{said}; try again ({_first_line(err)})"
+                f"{said}; try again ({self._said(err)})"
             ) from None
 
     def _connected(self) -> psycopg.Connection[Any]:
@@ -194,7 +202,7 @@ class PostgresBackend(Backend):
                 except self._psycopg.OperationalError as err:
                     connection.close()
                     raise StateUnavailable(
-                        f"the state database ({self._where}) is unreachable: {_first_line(err)}"
+                        f"the state database ({self._where}) is unreachable: {self._said(err)}"
                     ) from None
                 self._migrated = True
             self._connection = connection
@@ -205,11 +213,21 @@ class PostgresBackend(Backend):
             connection: psycopg.Connection[Any] = self._psycopg.connect(
                 self._url, autocommit=True, connect_timeout=CONNECT_TIMEOUT
             )
+        except (self._psycopg.ProgrammingError, self._psycopg.InterfaceError):
+            raise StateUnavailable(
+                f"the state database ({self._where}) cannot be reached: --state is not a URL "
+                "libpq accepts"
+            ) from None
         except self._psycopg.Error as err:
             raise StateUnavailable(
-                f"the state database ({self._where}) is unreachable: {_first_line(err)}"
+                f"the state database ({self._where}) is unreachable: {self._said(err)}"
             ) from None
         return connection
+
+    def _said(self, err: BaseException) -> str:
+        """The first line of a driver's error (the rest repeats connection details), the
+        URL's passwords taken out."""
+        return self._parsed.scrub((str(err).strip().splitlines() or [type(err).__name__])[0])
 
     @staticmethod
     def _locked(connection: psycopg.Connection[Any], work: Callable[[Tx], T]) -> T:
@@ -241,8 +259,3 @@ class PostgresBackend(Backend):
         if listener is not None:
             self._missed = True
             listener.close()
-
-
-def _first_line(err: BaseException) -> str:
-    """The first line of a driver's error (the rest repeats connection details)."""
-    return (str(err).strip().splitlines() or [type(err).__name__])[0]
