@@ -39,3 +39,10 @@ def test_an_empty_audit_log_has_no_next(tmp_path: Path) -> None:
     settings = BoardSettings(base_dir=Path("/memory"), workspace=tmp_path)
     with route_client(MemorySurface(), settings) as client:
         assert client.get("/api/v1/audit").json() == {"entries": [], "next": None}
+
+
+def test_a_before_past_any_id_is_refused_naming_it(tmp_path: Path) -> None:
+    settings = BoardSettings(base_dir=Path("/memory"), workspace=tmp_path)
+    with route_client(MemorySurface(), settings) as client:
+        answer = client.get("/api/v1/audit", params={"before": 10**20})
+        assert answer.status_code == 422 and "before=" in answer.json()["detail"]

@@ -20,6 +20,7 @@ alice = "editor"
 "root@ops" = "admin"
 [users]
 carol = "editor"
+[emails]
 "dan@example.com" = "admin"
 [groups]
 ml-admins = "admin"

@@ -17,6 +17,7 @@ from auth_cases import BOUND, NOTE, RUN, Serve, other_client
 from helpers.board import free_port, route_client, running_server
 
 from sumlens.board.server.access import WRITE_ROUTES
+from sumlens.board.server.principal import Identify
 from sumlens.board.settings import BoardSettings
 
 CAROL = {"X-Forwarded-User": "carol"}
@@ -30,6 +31,8 @@ def test_proxy_users_and_groups_get_their_roles(serve: Serve, roles_file: Path) 
             "dan@example.com": {"X-Forwarded-Email": "dan@example.com"},
             "eve": {"X-Forwarded-User": "eve", "X-Forwarded-Groups": "staff, ml-admins"},
             "frank": {"X-Forwarded-User": "frank"},
+            # a user name spelt as an admin's email is no email: users and emails apart
+            "dan@example.com (a user name)": {"X-Forwarded-User": "dan@example.com"},
         }
         roles = {
             name: httpx.get(url + "/api/v1/session", headers=headers).json()["role"]
@@ -40,6 +43,7 @@ def test_proxy_users_and_groups_get_their_roles(serve: Serve, roles_file: Path) 
             "dan@example.com": "admin",
             "eve": "admin",
             "frank": "viewer",
+            "dan@example.com (a user name)": "viewer",
         }
         assert httpx.get(url + "/api/v1/runs", timeout=BOUND).status_code == 401
         refused = httpx.put(
@@ -88,7 +92,11 @@ def test_none_mode_on_a_network_address_lets_anonymous_users_read_only(
         reload_interval=0.2,
     )
     with route_client(settings=opened) as client:
-        assert client.get("/api/v1/session").json()["can_write"] is True
+        session = client.get("/api/v1/session").json()
+        # anonymous writers annotate; importing and deleting runs need a name (a role)
+        assert (session["role"], session["can_write"], session["can_admin"]) == (
+            "editor", True, False)  # fmt: skip
+        assert client.delete("/api/v1/run", params={"run": RUN}).status_code == 403
 
 
 def test_none_mode_on_loopback_is_the_local_admin(serve: Serve) -> None:
@@ -130,3 +138,12 @@ def read_only_url(auth_base: Path, tmp_path_factory: pytest.TempPathFactory) -> 
         assert session["read_only"] is True and session["can_write"] is False
         assert "read-only" in session["why"]
         yield url
+
+
+def test_an_ipv4_proxy_met_on_an_ipv6_socket_is_trusted(tmp_path: Path) -> None:
+    """A server listening on ``::`` sees an IPv4 proxy as ``::ffff:a.b.c.d``: still trusted."""
+    settings = BoardSettings.create(tmp_path, auth="proxy", trusted_proxies="10.0.0.5")
+    identify = Identify(settings)
+    mapped = {"type": "http", "client": ("::ffff:10.0.0.5", 4000), "headers": []}
+    other = {"type": "http", "client": ("::ffff:10.0.0.6", 4000), "headers": []}
+    assert identify.trusted(mapped) and not identify.trusted(other)

@@ -158,7 +158,7 @@ def test_the_cookie_is_secure_behind_a_trusted_proxy_over_tls(
         assert page.status_code == 303 and page.headers["location"] == "/team/signin"
 
 
-def test_a_token_added_to_the_file_works_without_a_restart(
+def test_the_token_file_is_followed_without_a_restart(
     serve: Serve, tmp_path: Path, token_file: Path
 ) -> None:
     mine = tmp_path / "tokens.txt"
@@ -174,10 +174,18 @@ def test_a_token_added_to_the_file_works_without_a_restart(
         os.utime(mine, ns=(later, later))
         answer = httpx.get(url + "/api/v1/runs", headers={"Authorization": f"Bearer {late}"})
         assert answer.status_code == 200
-        mine.write_text("erin:short\n")  # a bad edit: the tokens read before stay
-        os.utime(mine, ns=(later + 10**9, later + 10**9))
+        good = mine.read_text()
+        mine.write_text("erin:short\n")  # a bad edit (or one caught half way): no token
+        os.utime(mine, ns=(later, later))  # even within the same tick of the clock
+        answer = httpx.get(url + "/api/v1/runs", headers={"Authorization": f"Bearer {late}"})
+        assert answer.status_code == 401
+        mine.write_text(good)  # mended: read again at the next request
+        os.utime(mine, ns=(later, later))
         answer = httpx.get(url + "/api/v1/runs", headers={"Authorization": f"Bearer {late}"})
         assert answer.status_code == 200
+        mine.unlink()  # deleting the file revokes every token
+        answer = httpx.get(url + "/api/v1/runs", headers={"Authorization": f"Bearer {late}"})
+        assert answer.status_code == 401
 
 
 def test_no_page_or_answer_holds_a_token(url: str) -> None:
@@ -189,3 +197,15 @@ def test_no_page_or_answer_holds_a_token(url: str) -> None:
         bodies.append(client.get("/api/v1/openapi.json").text)
     for token in TOKENS.values():
         assert not any(token in body for body in bodies)
+
+
+def test_the_open_routes_read_little_and_open_only_the_sign_in_files(url: str) -> None:
+    """Anyone may sign in, so a sign-in body is read up to 8 KiB only; and the sign-in
+    page's files are open by their exact paths, not by a prefix a path can climb out of."""
+    huge = {"token": "x" * 10_000}
+    refused = httpx.post(url + "/api/v1/session", json=huge, timeout=BOUND)
+    assert refused.status_code == 400 and "8,192 bytes" in refused.json()["detail"]
+    assert httpx.get(url + "/static/signin/signin.js", timeout=BOUND).status_code == 200
+    for climbing in ("/static/signin/%2e%2e/app.js", "/static/signin/../app.js"):
+        answer = httpx.get(url + climbing, timeout=BOUND)
+        assert answer.status_code == 401, climbing

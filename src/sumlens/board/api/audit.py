@@ -30,7 +30,8 @@ def make_audit_router(shared: SharedState) -> APIRouter:
             int, Query(ge=1, le=MAX_PAGE, description="the most entries in the page")
         ] = DEFAULT_LIMIT,
         before: Annotated[
-            int | None, Query(ge=1, description="entries older than this id (next's value)")
+            int | None,
+            Query(ge=1, le=2**63 - 1, description="entries older than this id (next's value)"),
         ] = None,
     ) -> Response:
         entries, following = shared.audit.page(limit, before)

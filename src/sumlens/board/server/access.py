@@ -68,8 +68,11 @@ OPEN_ROUTES: frozenset[tuple[str, str]] = frozenset(
     }
 )
 """Routes anyone may use, signed in or not."""
-SIGNIN_FILES = ("/static/signin/", "/static/core/api.js")
-"""The sign-in page's own files and the one module it imports, open too."""
+SIGNIN_FILES = frozenset(
+    {"/static/signin/signin.css", "/static/signin/signin.js", "/static/core/api.js"}
+)
+"""The sign-in page's own files and the one module it imports, open too (by their exact
+paths: a path such as ``/static/signin/%2e%2e/app.js`` is no sign-in file)."""
 _READS = ("GET", "HEAD")
 _TARGETS = ("run", "name", "id")
 """Query parameters that say what a write is about, in the order looked for."""
@@ -99,9 +102,7 @@ class AccessGate:
             await self.app(scope, receive, send)
             return
         method, path = scope["method"], self._route_path(scope["path"])
-        is_open = (method, path) in OPEN_ROUTES or (
-            method in _READS and path.startswith(SIGNIN_FILES)
-        )
+        is_open = (method, path) in OPEN_ROUTES or (method in _READS and path in SIGNIN_FILES)
         refusal: tuple[int, str] | None = None
         principal: Principal | None = None
         try:

@@ -138,7 +138,7 @@ def _who_may(settings: BoardSettings) -> str:
         who = (
             f"--auth none: anyone who can reach port {settings.port} can read the runs "
             f"under {settings.base_dir} and, with --allow-anonymous-writes, change notes, "
-            "colours and runs"
+            "colours, saved views and hide or archive runs"
         )
     else:
         who = (

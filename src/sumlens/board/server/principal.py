@@ -75,6 +75,8 @@ class Identify:
             address = ipaddress.ip_address(peer_address(scope))
         except ValueError:
             return False
+        if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+            address = address.ipv4_mapped  # an IPv4 proxy met by a server listening on ::
         return any(address in network for network in self.proxies)
 
     def scheme(self, scope: Scope) -> str:
@@ -95,7 +97,8 @@ class Identify:
             return self._by_proxy(scope)
         if self.settings.binds_locally:
             return Principal(None, Role.ADMIN, "local")
-        anonymous = Role.ADMIN if self.settings.allow_anonymous_writes else Role.VIEWER
+        # anonymous writers may annotate, not import or delete runs (those need a name)
+        anonymous = Role.EDITOR if self.settings.allow_anonymous_writes else Role.VIEWER
         return Principal(None, anonymous, "anonymous")
 
     def _by_token(self, scope: Scope) -> Principal | None:
@@ -131,8 +134,8 @@ class Identify:
         if user is None and email is None:
             return None
         groups = [group.strip() for group in (groups_text or "").split(",") if group.strip()]
-        names = [name for name in (user, email) if name]
-        return Principal(user or email, self.roles.role_of(users=names, groups=groups), "proxy")
+        role = self.roles.role_of(user=user, email=email, groups=groups)
+        return Principal(user or email, role, "proxy")
 
 
 def session_cookie(scope: Scope) -> str | None:

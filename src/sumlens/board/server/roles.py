@@ -2,8 +2,9 @@
 
 A viewer reads; an editor also writes notes, colours, saved views and run states; an
 admin also imports annotations and deletes or restores runs. The roles file (TOML,
-checked by :func:`sumlens.board.settings.read_roles_file`) maps token names, users (or
-their emails) and groups to roles; the highest role that matches wins, and anyone
+checked by :func:`sumlens.board.settings.read_roles_file`) maps token names, user names,
+emails and groups to roles (user names and emails in tables of their own: an identity
+provider's user name may look like someone's email); the highest role that matches wins, and anyone
 authenticated who matches nothing gets ``default`` (``editor`` when the file does not
 say, or when there is no file).
 """
@@ -54,23 +55,26 @@ def _rank(other: object) -> int:
 
 @dataclass(frozen=True)
 class RoleMap:
-    """Who holds which role: by token name, user (or email) and group."""
+    """Who holds which role: by token name, user name, email and group."""
 
     default: Role = Role.EDITOR
     tokens: dict[str, Role] = field(default_factory=dict)
     users: dict[str, Role] = field(default_factory=dict)
+    emails: dict[str, Role] = field(default_factory=dict)
     groups: dict[str, Role] = field(default_factory=dict)
 
     def role_of(
         self,
         token: str | None = None,
-        users: Iterable[str] = (),
+        user: str | None = None,
+        email: str | None = None,
         groups: Iterable[str] = (),
     ) -> Role:
-        """The highest role that matches the token's name, a user name (or email) or a
+        """The highest role that matches the token's name, the user name, the email or a
         group; ``default`` when none does."""
         found = [self.tokens[token]] if token in self.tokens else []
-        found += [self.users[user] for user in users if user in self.users]
+        found += [self.users[user]] if user in self.users else []
+        found += [self.emails[email]] if email in self.emails else []
         found += [self.groups[group] for group in groups if group in self.groups]
         return max(found, default=self.default)
 
@@ -84,6 +88,6 @@ def load_roles(path: Path | None) -> RoleMap:
         default=Role(given["default"]),
         **{
             table: {name: Role(role) for name, role in given[table].items()}
-            for table in ("tokens", "users", "groups")
+            for table in ("tokens", "users", "emails", "groups")
         },
     )

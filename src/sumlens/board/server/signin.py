@@ -15,19 +15,25 @@ These are added to the app itself (no router module: routers live in ``api/``).
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 
-from sumlens.board.server.principal import Identify, Principal
+from sumlens.board.server.principal import Identify, Principal, peer_address
 from sumlens.board.server.roles import Role
 from sumlens.board.server.static_assets import AssetCache
 from sumlens.board.server.tokens import COOKIE_NAME, SESSION_SECONDS
 from sumlens.board.settings import BoardSettings
 
+_log = logging.getLogger("sumlens.board")
+
 MAX_TOKEN_CHARS = 4096
 """The longest token a sign-in reads (the file's tokens are far shorter)."""
+MAX_SIGNIN_BYTES = 8192
+"""The most of a sign-in body read: anyone may send one, so no one makes the server hold
+more (the 32 MiB limit of signed-in requests does not apply)."""
 
 
 def add_session_routes(
@@ -49,15 +55,16 @@ def add_session_routes(
             return _detail(
                 409, f"signing in is for --auth token; this server's auth mode is {settings.auth}"
             )
-        token = _token_of(await request.body())
+        token = _token_of(await _small_body(request, MAX_SIGNIN_BYTES))
         if token is None:
             return _detail(
                 400,
                 'the body must be JSON {"token": "..."} with the token as a string of at most '
-                f"{MAX_TOKEN_CHARS} characters",
+                f"{MAX_TOKEN_CHARS} characters, {MAX_SIGNIN_BYTES:,} bytes in all",
             )
         name = identify.book.name_of(token)
         if name is None:
+            _log.warning("a sign-in with a wrong token, from %s", peer_address(request.scope))
             return _detail(401, "that token is not one of this server's tokens")
         principal = Principal(name, identify.roles.role_of(token=name), "session")
         response = JSONResponse(describe(settings, principal))
@@ -120,8 +127,24 @@ def _why_not(settings: BoardSettings, principal: Principal | None) -> str | None
     return "Your role is viewer: changing notes, colours, views or runs needs the editor role."
 
 
-def _token_of(body: bytes) -> str | None:
+async def _small_body(request: Request, limit: int) -> bytes | None:
+    """The request's body, or None when it is longer than ``limit`` bytes (by its
+    ``Content-Length`` before any is read, else as soon as what arrived passes it)."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        return None
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            return None
+    return body
+
+
+def _token_of(body: bytes | None) -> str | None:
     """The token of a sign-in body, or None when the body is not ``{"token": str}``."""
+    if body is None:
+        return None
     try:
         given = json.loads(body)
     except (ValueError, UnicodeDecodeError):

@@ -1,10 +1,11 @@
 """The token file and the session cookie made from it (``--auth token``).
 
 The token file (lines ``name:token``, :func:`sumlens.board.settings.read_token_file`) is
-read when the server starts and again whenever its modification time changes, so a token
-added or revoked takes effect without a restart (a file edited into a bad state is
-refused with a warning, and the tokens read before stay). Tokens are compared in
-constant time, as SHA-256 digests (a compare then takes no longer for a longer match).
+read when the server starts and again whenever it changes (modification time, size,
+inode), so a token added or revoked takes effect without a restart; a file that is gone or
+edited into a bad state accepts no token (said in the log) until it is mended. Tokens are
+compared in constant time, as SHA-256 digests (a compare then takes no longer for a longer
+match).
 
 The session cookie is ``name.expiry.mac``, the MAC an HMAC-SHA256 keyed with the SHA-256
 of the name's token over ``name|expiry``. Any replica holding the same token file checks
@@ -41,26 +42,30 @@ class TokenBook:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._lock = threading.Lock()
-        self._mtime = path.stat().st_mtime_ns
+        self._seen: tuple[int, int, int] | None = _signature(path)
         self._tokens = read_token_file(path)
 
     def _current(self) -> dict[str, str]:
-        """The tokens, read again when the file changed (kept when it can't be read)."""
+        """The tokens, read again when the file changed (its modification time, size or
+        inode). A file that is gone, unreadable or no longer a token file holds no token:
+        deleting or emptying it revokes every token, and a broken edit refuses everyone
+        (said in the log) until the file is mended; it is read again at the next request,
+        so a write caught half way is taken up once it is whole."""
         try:
-            mtime = self.path.stat().st_mtime_ns
-        except OSError as err:
-            mtime = None
-            problem = f"can't be read ({err.strerror})"
+            seen: tuple[int, int, int] | None = _signature(self.path)
+        except OSError:
+            seen = None
         with self._lock:
-            if mtime is None or mtime == self._mtime:
-                if mtime is None:
-                    _log.warning("--token-file %s %s: keeping its tokens", self.path, problem)
+            if seen is not None and seen == self._seen:
                 return self._tokens
-            self._mtime = mtime
             try:
-                self._tokens = read_token_file(self.path)
+                tokens = read_token_file(self.path)
             except BoardSettingsError as err:
-                _log.warning("%s; keeping the tokens read before", err)
+                if self._tokens:
+                    _log.warning("%s: no token is accepted until it is mended", err)
+                self._tokens, self._seen = {}, None
+                return self._tokens
+            self._tokens, self._seen = tokens, seen
             return self._tokens
 
     def name_of(self, token: str) -> str | None:
@@ -98,3 +103,9 @@ class TokenBook:
     @staticmethod
     def _mac(name: str, expiry: int, token: str) -> str:
         return hmac.new(_digest(token), f"{name}|{expiry}".encode(), hashlib.sha256).hexdigest()
+
+
+def _signature(path: Path) -> tuple[int, int, int]:
+    """What tells a changed file: its modification time (ns), size and inode."""
+    found = path.stat()
+    return found.st_mtime_ns, found.st_size, found.st_ino
