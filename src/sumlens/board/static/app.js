@@ -3,7 +3,8 @@
 // marked `eager` at once, the others when first shown (core/lazyview.js). It then wires the
 // URL state, the header and the auto-refresh poller to them; and the team's parts of the
 // header: who is signed in (widgets/sessionbadge.js), the saved views
-// (widgets/savedviews.js), and the nav links of views the role may see (core/session.js).
+// (widgets/savedviews.js), and the nav links of views the role may see (core/session.js);
+// and keeps every nav link whole at any width (widgets/topbarfit.js).
 //
 // Everything is made while this module runs, so the page is whole when it has loaded (the
 // stylesheets linked here hold the load event back until they apply). The eager views are
@@ -23,6 +24,7 @@ import { ScalarsView } from './scalars/scalars.js';
 import { VIEWS } from './views.js';
 import { SavedViews } from './widgets/savedviews.js';
 import { sessionBadge } from './widgets/sessionbadge.js';
+import { TopbarFit } from './widgets/topbarfit.js';
 
 const EAGER = { RunList, ScalarsView, DashboardView }; // by the names views.js exports
 
@@ -123,6 +125,12 @@ document.getElementById('auto-refresh').addEventListener('change', (event) => {
 document.getElementById('refresh').addEventListener('click', () => poller.refresh(true));
 new SavedViews(document.getElementById('saved-views'));
 sessionBadge(document.getElementById('session'));
+// every nav link whole: the least used items give way into a menu, then the nav to a row
+new TopbarFit(document.querySelector('.topbar'), nav, [
+  document.getElementById('auto-refresh').closest('label'),
+  document.querySelector('.base-info'),
+  document.getElementById('session'),
+]);
 subscribe((session) => {
   for (const link of navLinks) {
     const least = VIEWS.find((view) => view.name === link.dataset.view).role;

@@ -323,9 +323,11 @@ export class RunList {
       this.#reload();
     });
     this.clear = el('button', {
-      class: 'button',
+      class: 'link-button run-clear',
       type: 'button',
-      text: 'Clear selection',
+      text: 'Clear',
+      title: 'Clear the selection',
+      'aria-label': 'Clear the selection',
       onclick: () => this.store.set({ runs: [] }),
     });
     this.compare = el('a', { class: 'button primary compare' });
@@ -385,24 +387,29 @@ export class RunList {
     root.append(
       el(
         'div',
-        { class: 'toolbar' },
-        el('div', { class: 'search' }, this.search, this.regexToggle),
-        this.tagSelect,
+        { class: 'toolbar run-toolbar' },
         el(
-          'label',
-          { class: 'switch', title: 'List the runs hidden or archived too' },
-          this.showHidden,
-          'Show hidden and archived',
+          'div',
+          { class: 'run-filters' },
+          el('div', { class: 'search' }, this.search, this.regexToggle),
+          this.tagSelect,
+          el(
+            'label',
+            { class: 'switch', title: 'List the runs hidden or archived too' },
+            this.showHidden,
+            'Show hidden',
+          ),
+          el('span', { class: 'run-count' }, this.count, this.clear),
         ),
-        this.count,
-        el('span', { class: 'grow' }),
-        ...this.actions.elements,
-        this.trash.toggle,
-        exportLink,
-        importButton,
-        this.importInput,
-        this.clear,
-        this.compare,
+        el(
+          'div',
+          { class: 'run-commands' },
+          ...this.actions.elements,
+          this.trash.toggle,
+          el('span', { class: 'run-tag-files' }, exportLink, importButton),
+          this.importInput,
+          this.compare,
+        ),
       ),
       whyNote('write', 'why-note runs-why'),
       this.message,
@@ -489,7 +496,7 @@ export class RunList {
     if (!this.loaded) this.empty.textContent = 'Loading runs…';
     else if (this.unlisted === this.runs.length && this.runs.length) {
       this.empty.textContent =
-        'Every run is hidden or archived: "Show hidden and archived" lists them.';
+        'Every run is hidden or archived: "Show hidden" lists them.';
     } else if (!this.runs.length) {
       this.empty.textContent = this.loading
         ? 'Looking for runs…'
