@@ -1,4 +1,5 @@
-"""Shared fixtures: where the golden MindSpore files live, and the scalar engines to test."""
+"""Shared fixtures: where the golden MindSpore files live, the scalar engines to test, the
+session's Chromium, the state's databases."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from helpers.chromium import launched_chromium
+from playwright.sync_api import Browser
 
 if TYPE_CHECKING:
     from helpers.postgres import Cluster
@@ -31,6 +34,13 @@ SCALAR_ENGINES = [
     ),
 ]
 """``read_scalars`` engines every scalar test runs with (numba skipped until it exists)."""
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    """The session's headless Chromium (``helpers/chromium.py``: one per session)."""
+    with launched_chromium() as chromium:
+        yield chromium
 
 
 @pytest.fixture(scope="session")

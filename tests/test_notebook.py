@@ -19,7 +19,7 @@ from helpers.board_page import WAIT_MS, BoardPage
 from helpers.notebook_server import NO_PROXY, jupyter_server, page_server, stop_all
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page
 
 from sumlens.notebook import (
     LOCAL_FRAME_ANCESTORS,
@@ -29,7 +29,6 @@ from sumlens.notebook import (
     show,
 )
 
-CHROMIUM = Path("/usr/bin/chromium")
 HUB_USER_PATH = "/user/tester/"
 _IFRAME = re.compile(r'<iframe src="([^"]+)"')
 
@@ -276,19 +275,6 @@ def test_a_base_path_the_prefix_rule_refuses_uses_the_stripping_proxy(
         assert [run["id"] for run in runs["runs"]] == ["./run"]
         status, page, _ = _fetch(address + dashboard.address)
         assert status == 200 and b"<!doctype html>" in page
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    """Headless Debian Chromium (fails, does not skip, when it is not installed)."""
-    if not CHROMIUM.is_file():
-        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium", pytrace=False)
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu"], headless=True
-        )
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture

@@ -1,5 +1,6 @@
-"""The fixtures of the deployment tests: the team topology (``helpers.team``)."""
+"""The fixtures of the deployment tests: the team topology (``helpers.team``); the browser
+is the session's (``tests/conftest.py``)."""
 
-from helpers.team import browser, endpoint, proxy_team, team
+from helpers.team import endpoint, proxy_team, team
 
-__all__ = ["browser", "endpoint", "proxy_team", "team"]
+__all__ = ["endpoint", "proxy_team", "team"]

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, sync_playwright
 
 from helpers.nginx import Nginx, running_nginx
 from helpers.replicas import Replica, replica_environment
@@ -28,7 +27,6 @@ RUNS = ("./alpha", "./beta")
 RELOAD_INTERVAL = "0.5"
 EDITOR_TOKEN = secrets.token_hex(16)
 VIEWER_TOKEN = secrets.token_hex(16)
-CHROMIUM = Path("/usr/bin/chromium")
 SIGNED_IN = {"carol": ("carol@example.org", "ml-team"), "dave": ("dave@example.org", "guests")}
 """The users the stand-in for oauth2-proxy knows (a cookie names one): email, groups."""
 SESSION_COOKIE = "_oauth2_proxy"
@@ -130,19 +128,6 @@ def team(
     environment = _environment(endpoint, postgres_url, root, {})
     with _team(root, "sumlens.conf", environment, {}) as running:
         yield running
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    """Headless Debian Chromium (fails, does not skip, when it is not installed)."""
-    if not CHROMIUM.is_file():
-        pytest.fail(f"{CHROMIUM} is missing: apt-get install chromium", pytrace=False)
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu"], headless=True
-        )
-        yield chromium
-        chromium.close()
 
 
 class _AuthAnswers(BaseHTTPRequestHandler):

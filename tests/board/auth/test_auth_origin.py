@@ -18,11 +18,10 @@ import httpx
 import pytest
 from auth_cases import BOUND, NOTE, RUN
 from helpers.board import free_port, running_server, wait_until
-from playwright.sync_api import sync_playwright
+from playwright.sync_api import Browser
 
 from sumlens.board.settings import BoardSettings
 
-CHROMIUM = Path("/usr/bin/chromium")
 WAIT_MS = 30_000
 
 
@@ -116,32 +115,28 @@ def other_origin(url: str) -> Iterator[str]:
     server.server_close()
 
 
-def test_pages_of_another_origin_change_nothing_in_chromium(url: str, other_origin: str) -> None:
-    if not CHROMIUM.is_file():
-        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium", pytrace=False)
+def test_pages_of_another_origin_change_nothing_in_chromium(
+    url: str, other_origin: str, browser: Browser
+) -> None:
     answers: list[tuple[str, int]] = []
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu"], headless=True
+    page = browser.new_page()
+    try:
+        page.set_default_timeout(WAIT_MS)
+        page.on(
+            "response",
+            lambda response: (
+                answers.append((response.url, response.status))
+                if response.url.startswith(url)
+                else None
+            ),
         )
-        try:
-            page = browser.new_page()
-            page.set_default_timeout(WAIT_MS)
-            page.on(
-                "response",
-                lambda response: (
-                    answers.append((response.url, response.status))
-                    if response.url.startswith(url)
-                    else None
-                ),
-            )
-            with page.expect_response(lambda r: r.url.startswith(url + "/api/v1/annotations")):
-                page.goto(other_origin + "/form")
-            page.goto(other_origin + "/fetch")
-            page.evaluate("window.done")
-            page.goto(other_origin + "/img", wait_until="load")
-        finally:
-            browser.close()
+        with page.expect_response(lambda r: r.url.startswith(url + "/api/v1/annotations")):
+            page.goto(other_origin + "/form")
+        page.goto(other_origin + "/fetch")
+        page.evaluate("window.done")
+        page.goto(other_origin + "/img", wait_until="load")
+    finally:
+        page.close()
     posted = [status for where, status in answers if where.endswith("/api/v1/annotations")]
     assert posted and all(status == 403 for status in posted), answers
     _unchanged(url)

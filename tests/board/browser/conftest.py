@@ -15,18 +15,10 @@ import pytest
 from helpers.board import free_port, running_server
 from helpers.board_data import RUN_IDS, wait_loaded, write_base
 from helpers.board_page import WAIT_MS, BoardPage
-from playwright.sync_api import Browser, ConsoleMessage, Dialog, Page, Request, sync_playwright
+from playwright.sync_api import Browser, ConsoleMessage, Dialog, Page, Request
 
 from sumlens.board.settings import BoardSettings
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 ARTIFACTS = Path(__file__).parent / "artifacts"
 """Screenshots of the pages (git-ignored); also copied to $SUMLENS_ARTIFACTS when set."""
 RELOAD_INTERVAL = 0.5
@@ -52,23 +44,6 @@ def board_url(board_base: Path, tmp_path_factory: pytest.TempPathFactory) -> Ite
     with running_server(settings) as url:
         wait_loaded(url, RUN_IDS)
         yield url
-
-
-@pytest.fixture(scope="session")
-def browser() -> Iterator[Browser]:
-    """Headless Debian Chromium (fails, does not skip, when it is not installed)."""
-    if not CHROMIUM.is_file():
-        pytest.fail(
-            f"{CHROMIUM} is missing: the browser tests need Debian's Chromium. Install it with "
-            "`sudo apt-get install chromium` (never `playwright install`).",
-            pytrace=False,
-        )
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
-        )
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture(scope="session")

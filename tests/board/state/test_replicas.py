@@ -135,11 +135,12 @@ def _versions(workspace: Path, state_url: str | None) -> list[int]:
 
 
 def test_the_watcher_stops_with_close(tmp_path: Path, state_url: str | None) -> None:
+    before = set(threading.enumerate())  # other tests' states may be watching too
     state = open_state(tmp_path, BASE, state_url)
     state.start()
     state.start()  # once is enough: a second start changes nothing
-    watching = [t for t in threading.enumerate() if t.name == "sumlens-state" and t.is_alive()]
-    assert watching
+    watching = [t for t in set(threading.enumerate()) - before if t.name == "sumlens-state"]
+    assert len(watching) == 1
     state.close()
     assert not any(thread.is_alive() for thread in watching)
 
