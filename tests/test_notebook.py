@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 from helpers.board import free_port, get_json, wait_until, write_run
 from helpers.board_page import WAIT_MS, BoardPage
-from helpers.notebook_server import NO_PROXY, jupyter_server, page_server, stop_all
+from helpers.notebook_server import NO_PROXY, jupyter_server, stop_all
+from helpers.page_server import page_server
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 from playwright.sync_api import Browser, Page

@@ -9,11 +9,9 @@ with token authentication off, in a temporary folder; its proxy forwards
 from __future__ import annotations
 
 import contextlib
-import http.server
 import os
 import subprocess
 import sys
-import threading
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -78,37 +76,6 @@ def _answers(url: str) -> bool:
             return bool(response.status == 200)
     except OSError:
         return False
-
-
-class _Pages(http.server.BaseHTTPRequestHandler):
-    """Answers the HTML of ``self.server.pages`` by path; 404 for any other path."""
-
-    def do_GET(self) -> None:
-        body = self.server.pages.get(self.path, "").encode()  # type: ignore[attr-defined]
-        self.send_response(200 if body else 404)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        """Quiet."""
-
-
-@contextlib.contextmanager
-def page_server(pages: dict[str, str]) -> Iterator[int]:
-    """A server on 127.0.0.1 answering ``pages`` (path -> HTML); yields its port (its
-    pages are another origin than any dashboard's: ``http://127.0.0.1:PORT`` is
-    same-site to one on 127.0.0.1, ``http://localhost:PORT`` cross-site)."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), _Pages)
-    server.pages = pages  # type: ignore[attr-defined]
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield server.server_address[1]
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def stop_all(workspace: Path) -> None:

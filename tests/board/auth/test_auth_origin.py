@@ -8,9 +8,7 @@ the origin checks stand between another page and a write.
 
 from __future__ import annotations
 
-import http.server
 import json
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +16,7 @@ import httpx
 import pytest
 from auth_cases import BOUND, NOTE, RUN
 from helpers.board import free_port, running_server, wait_until
+from helpers.page_server import page_server
 from playwright.sync_api import Browser
 
 from sumlens.board.settings import BoardSettings
@@ -76,27 +75,11 @@ def test_the_dashboards_own_origin_and_scripts_may_write(
             assert answer.status_code == 200, answer.text
 
 
-class _Pages(http.server.BaseHTTPRequestHandler):
-    """Serves ``self.server.pages`` by path: pages of another origin."""
-
-    def do_GET(self) -> None:
-        body = self.server.pages.get(self.path, "").encode()  # type: ignore[attr-defined]
-        self.send_response(200 if body else 404)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        """Quiet."""
-
-
 @pytest.fixture(scope="module")
 def other_origin(url: str) -> Iterator[str]:
     """Pages on another port of 127.0.0.1 that try to write to the dashboard at ``url``."""
     payload = json.dumps({"annotations": {RUN: NOTE}})
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), _Pages)
-    server.pages = {  # type: ignore[attr-defined]
+    pages = {
         "/form": f'<form id="f" method="POST" enctype="text/plain" '
         f"action=\"{url}/api/v1/annotations\"><input name='{payload[:-2]}' "
         f"value='{payload[-2:]}'></form><script>document.getElementById('f').submit()</script>",
@@ -108,11 +91,8 @@ def other_origin(url: str) -> Iterator[str]:
         "/img": f'<img src="{url}/api/v1/annotation?run={RUN}">'
         f'<img src="{url}/api/v1/run-state?run={RUN}">',
     }
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with page_server(pages) as port:
+        yield f"http://127.0.0.1:{port}"
 
 
 def test_pages_of_another_origin_change_nothing_in_chromium(

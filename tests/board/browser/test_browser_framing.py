@@ -22,7 +22,7 @@ import pytest
 from helpers.board import free_port, running_server
 from helpers.board_data import RUN_IDS, wait_loaded
 from helpers.board_page import WAIT_MS
-from helpers.notebook_server import page_server
+from helpers.page_server import page_server
 from playwright.sync_api import Browser, Page, Request
 
 from sumlens.board.settings import BoardSettings

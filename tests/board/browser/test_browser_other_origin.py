@@ -15,8 +15,6 @@ protocol (the request's headers as sent, the response's status as received).
 
 from __future__ import annotations
 
-import http.server
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -24,47 +22,28 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
-from helpers.board import free_port
 from helpers.board_data import RUN_IDS
 from helpers.board_page import WAIT_MS
+from helpers.page_server import page_server
 from playwright.sync_api import Browser, Page
 
 UNPARSABLE = "(unclosed"
 """A pattern the server answers 400 to once it reads it."""
 
 
-class _Pages(http.server.BaseHTTPRequestHandler):
-    """Serves the HTML in ``self.server.pages`` by path (another origin's page)."""
-
-    def do_GET(self) -> None:
-        body = self.server.pages.get(self.path, "").encode()  # type: ignore[attr-defined]
-        self.send_response(200 if body else 404)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        """Quiet."""
-
-
 @pytest.fixture(scope="module")
 def other_port(board_url: str) -> Iterator[int]:
     """A port of 127.0.0.1 serving pages that point at the dashboard at ``board_url``."""
     scalars = f"{board_url}/api/v1/scalars?run={RUN_IDS[0]}&tag_regex={quote(UNPARSABLE)}"
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), _Pages)
-    server.pages = {  # type: ignore[attr-defined]
+    pages = {
         "/img": f'<img src="{scalars}">',
         "/fetch": f"<script>fetch({scalars!r}, {{mode: 'no-cors'}}).catch(() => 0)</script>",
         "/links": f'<a id="page" href="{board_url}/">dashboard</a>'
         f'<a id="route" href="{board_url}/api/v1/runs">runs</a>',
         "/script": f"<script>location.href = {board_url + '/'!r}</script>",
     }
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server.server_address[1]
-    server.shutdown()
-    server.server_close()
+    with page_server(pages) as port:
+        yield port
 
 
 @dataclass

@@ -91,9 +91,13 @@ class Backend(ABC):
         """Wait at most ``timeout`` seconds (less once ``stop`` is set) for another
         replica's notice; whether one came (or may have been missed)."""
 
-    @abstractmethod
     def ready(self) -> bool:
-        """Whether the database answers now."""
+        """Whether the database answers now (one small query; never raises)."""
+        try:
+            self.read(lambda tx: tx.one("SELECT 1"))
+        except StateUnavailable:
+            return False
+        return True
 
     @abstractmethod
     def describe(self) -> str:

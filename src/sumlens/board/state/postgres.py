@@ -145,13 +145,6 @@ class PostgresBackend(Backend):
             self._drop_listener()
             return True
 
-    def ready(self) -> bool:
-        try:
-            self.read(lambda tx: tx.one("SELECT 1"))
-        except StateUnavailable:
-            return False
-        return True
-
     def describe(self) -> str:
         return self._where
 

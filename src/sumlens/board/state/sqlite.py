@@ -88,13 +88,6 @@ class SQLiteBackend(Backend):
         stop.wait(timeout)
         return False
 
-    def ready(self) -> bool:
-        try:
-            self.read(lambda tx: tx.one("SELECT 1"))
-        except StateUnavailable:
-            return False
-        return True
-
     def describe(self) -> str:
         return f"sqlite {self.path}"
 
